@@ -1,0 +1,34 @@
+# Small helpers so that each layer's CMakeLists stays a few lines long.
+
+# weft_layer(NAME DEPS <layers or imported targets>...)
+# Builds library weft_NAME from src/NAME/*.cc (files are globbed, so adding a
+# source file needs no CMake edit). Public headers: include/weft/NAME/.
+function(weft_layer name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
+  add_library(weft_${name} STATIC ${sources})
+  target_include_directories(weft_${name}
+    PUBLIC ${PROJECT_SOURCE_DIR}/include
+    PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(weft_${name} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# weft_layer_tests(NAME DEPS ...)
+# One test executable per layer (weft_NAME_tests) from tests/NAME/*_test.cc,
+# registered with CTest test by test. Tests run from the build directory and
+# find ../shared through the WEFT_SHARED_DIR environment variable (set below).
+function(weft_layer_tests name)
+  cmake_parse_arguments(ARG "" "" "DEPS;LABELS" ${ARGN})
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
+  if(NOT sources)
+    return()
+  endif()
+  add_executable(weft_${name}_tests ${sources})
+  target_include_directories(weft_${name}_tests PRIVATE ${PROJECT_SOURCE_DIR}/src
+                             ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(weft_${name}_tests PRIVATE ${ARG_DEPS} weft_test_support
+                        GTest::gtest GTest::gmock GTest::gtest_main)
+  gtest_discover_tests(weft_${name}_tests
+    PROPERTIES ENVIRONMENT "WEFT_SHARED_DIR=${WEFT_SHARED_DIR}" LABELS "${name};${ARG_LABELS}"
+    DISCOVERY_TIMEOUT 60)
+endfunction()

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds weft in Release and runs one benchmark suite, printing its figures.
+#   scripts/bench.sh traces --json    CRDT engine on ../shared/data/traces (+ Node peers)
+#   scripts/bench.sh fs --json        filesystem protocol vs ripgrep / fd / git
+#   scripts/bench.sh store --json     SQLite block store
+#   scripts/bench.sh mcp --json       MCP server vs @modelcontextprotocol/server-filesystem
+# A suite is bench/<name>.sh when that exists, else the binary weft_<name>_bench.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "$#" -lt 1 ]; then
+  echo "usage: scripts/bench.sh SUITE [--json] [args...]" >&2
+  ls bench/*.sh bench/*_bench.cc 2>/dev/null | sed 's|bench/||; s|_bench.cc||; s|\.sh||' >&2
+  exit 2
+fi
+suite="$1"
+shift
+scripts/install-deps.sh >/dev/null
+scripts/build.sh release >/dev/null
+export WEFT_BUILD="$PWD/build/release"
+if [ -x "bench/$suite.sh" ]; then
+  exec "bench/$suite.sh" "$@"
+elif [ -x "build/release/bench/weft_${suite}_bench" ]; then
+  exec "build/release/bench/weft_${suite}_bench" "$@"
+else
+  echo "bench.sh: no benchmark suite named '$suite'" >&2
+  exit 2
+fi

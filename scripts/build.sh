@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Configures and builds weft with CMake + Ninja.
+#   scripts/build.sh                 release build in build/release (weft CLI, Python module, tests)
+#   scripts/build.sh asan            clang, AddressSanitizer + UBSan, fuzz targets, in build/asan
+#   scripts/build.sh tsan            clang, ThreadSanitizer, in build/tsan
+#   scripts/build.sh <kind> TARGET.. builds only the named targets
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+kind="${1:-release}"
+shift || true
+
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+
+case "$kind" in
+  release)
+    args=(-DCMAKE_BUILD_TYPE=Release) ;;
+  debug)
+    args=(-DCMAKE_BUILD_TYPE=Debug) ;;
+  asan)
+    args=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+          -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DWEFT_SANITIZE=address,undefined
+          -DWEFT_BUILD_FUZZ=ON -DWEFT_BUILD_BENCH=OFF -DWEFT_BUILD_PYTHON=OFF) ;;
+  tsan)
+    args=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+          -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DWEFT_SANITIZE=thread
+          -DWEFT_BUILD_BENCH=OFF -DWEFT_BUILD_PYTHON=OFF) ;;
+  *)
+    echo "usage: scripts/build.sh [release|debug|asan|tsan] [TARGET...]" >&2
+    exit 2 ;;
+esac
+
+dir="build/$kind"
+cmake -S . -B "$dir" -G Ninja "${args[@]}" "${launcher[@]}" >/dev/null
+if [ "$#" -gt 0 ]; then
+  ninja -C "$dir" "$@"
+else
+  ninja -C "$dir"
+fi

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Installs the dependencies, builds weft and runs the whole test suite:
+#   1. release build: every GoogleTest/RapidCheck suite (CTest), the CLI checks
+#   2. AddressSanitizer + UBSan build (clang): the same suites again
+#   3. ThreadSanitizer build: the concurrent suites (CTest label "concurrent")
+#   4. libFuzzer smoke run of every fuzz target (fuzz/)
+#   5. the Python module's pytest suite
+#   6. the Node interop suites in tests/interop/ (npm ci, node --test)
+# WEFT_TEST_STAGES="release asan" runs a subset (the default is all of them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD"
+
+stages="${WEFT_TEST_STAGES:-release asan tsan fuzz python interop}"
+has_stage() { [[ " $stages " == *" $1 "* ]]; }
+jobs="$(nproc)"
+start=$SECONDS
+step() { printf '\n=== %s (%ds elapsed)\n' "$*" "$((SECONDS - start))"; }
+
+step "install dependencies"
+scripts/install-deps.sh
+
+if has_stage release || has_stage python || has_stage interop; then
+  step "release build"
+  scripts/build.sh release
+fi
+
+if has_stage release; then
+  step "tests: release build"
+  ctest --test-dir build/release --output-on-failure -j "$jobs" --timeout 600
+fi
+
+if has_stage asan || has_stage fuzz; then
+  step "AddressSanitizer + UBSan build"
+  scripts/build.sh asan
+fi
+
+if has_stage asan; then
+  step "tests: AddressSanitizer + UBSan"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build/asan --output-on-failure -j "$jobs" --timeout 900 -LE no-asan
+fi
+
+if has_stage tsan; then
+  step "ThreadSanitizer build and concurrent tests"
+  scripts/build.sh tsan
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    ctest --test-dir build/tsan --output-on-failure -j "$jobs" --timeout 900 -L concurrent \
+    --no-tests=ignore
+fi
+
+if has_stage fuzz; then
+  step "fuzz smoke run"
+  secs="${WEFT_FUZZ_SECONDS:-20}"
+  shopt -s nullglob
+  for fuzzer in build/asan/fuzz/*_fuzz; do
+    name="$(basename "$fuzzer")"
+    corpus="$(mktemp -d)"
+    seeds=()
+    [ -d "fuzz/corpus/$name" ] && seeds=("fuzz/corpus/$name")
+    echo "--- $name (${secs}s)"
+    ASAN_OPTIONS=detect_leaks=1 "$fuzzer" -max_total_time="$secs" -print_final_stats=0 \
+      -rss_limit_mb=2048 -timeout=10 "$corpus" "${seeds[@]}" 2>&1 | tail -n 2
+    rm -rf "$corpus"
+  done
+fi
+
+if has_stage python && [ -d tests/python ]; then
+  step "Python module tests"
+  PYTHONPATH="$root/build/release/python" python3 -m pytest -q tests/python
+fi
+
+if has_stage interop && [ -f tests/interop/package.json ]; then
+  step "interop tests (Node)"
+  (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error &&
+    WEFT_BIN="$root/build/release/weft" WEFT_BUILD="$root/build/release" node --test)
+fi
+
+step "all test stages passed: $stages"

@@ -1,0 +1,48 @@
+#include "support/test_support.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace weft::testing {
+
+std::optional<std::filesystem::path> shared_dir() {
+  std::error_code ec;
+  if (const char* env = std::getenv("WEFT_SHARED_DIR"); env && *env) {
+    if (std::filesystem::is_directory(env, ec)) return std::filesystem::path(env);
+  }
+  return std::nullopt;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    ADD_FAILURE() << "cannot read " << path;
+    return "";
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TempDir::TempDir() {
+  std::random_device rd;
+  auto base = std::filesystem::temp_directory_path();
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    auto candidate = base / ("weft-test-" + std::to_string(rd()) + std::to_string(attempt));
+    std::error_code ec;
+    if (std::filesystem::create_directory(candidate, ec)) {
+      path_ = candidate;
+      return;
+    }
+  }
+  ADD_FAILURE() << "could not create a temporary directory";
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+}
+
+}  // namespace weft::testing

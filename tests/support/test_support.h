@@ -1,0 +1,44 @@
+// Helpers shared by every test suite: a self-deleting temporary directory and
+// the location of ../shared (test data that a user's clone may not have).
+#ifndef WEFT_TESTS_SUPPORT_TEST_SUPPORT_H_
+#define WEFT_TESTS_SUPPORT_TEST_SUPPORT_H_
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace weft::testing {
+
+// The shared data directory (WEFT_SHARED_DIR, else ../shared beside the
+// checkout), or nullopt when it is absent.
+std::optional<std::filesystem::path> shared_dir();
+
+// Reads a whole file; fails the test (and returns "") when it cannot.
+std::string read_file(const std::filesystem::path& path);
+
+// A fresh directory under the system temp dir, removed with its contents on
+// destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace weft::testing
+
+// Skips the current test with a clear message when ../shared is absent.
+#define WEFT_REQUIRE_SHARED_DIR(var)                                                   \
+  auto var##_opt = ::weft::testing::shared_dir();                                       \
+  if (!var##_opt) GTEST_SKIP() << "../shared is absent (a user's clone): skipping test " \
+                                  "that needs the shared test data";                   \
+  const std::filesystem::path var = *var##_opt
+
+#endif  // WEFT_TESTS_SUPPORT_TEST_SUPPORT_H_
