@@ -9,6 +9,7 @@ pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 pkg_check_modules(LIBGIT2 REQUIRED IMPORTED_TARGET libgit2)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 find_package(SQLite3 REQUIRED)
+find_package(ZLIB REQUIRED)  # gzip-compressed trace files
 find_package(Boost 1.81 CONFIG)  # Beast/Asio for the HTTP and WebSocket servers
 if(NOT Boost_FOUND)
   find_package(Boost 1.74 REQUIRED)
@@ -25,3 +26,12 @@ endif()
 
 # Where the project's shared test data lives (absent in a user's clone: those tests skip).
 get_filename_component(WEFT_SHARED_DIR "${PROJECT_SOURCE_DIR}/../shared" ABSOLUTE)
+
+if(WEFT_BUILD_PYTHON)
+  # Prefer Debian's python3 (pybind11 and pytest come from Debian packages).
+  if(NOT Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
+    set(Python3_EXECUTABLE /usr/bin/python3)
+  endif()
+  find_package(Python3 COMPONENTS Interpreter Development.Module REQUIRED)
+  find_package(pybind11 CONFIG REQUIRED)
+endif()

@@ -67,7 +67,7 @@ fi
 
 if has_stage python && [ -d tests/python ]; then
   step "Python module tests"
-  PYTHONPATH="$root/build/release/python" python3 -m pytest -q tests/python
+  PYTHONPATH="$root/build/release/python" /usr/bin/python3 -m pytest -q tests/python
 fi
 
 if has_stage interop && [ -f tests/interop/package.json ]; then
