@@ -1,0 +1,169 @@
+// Doc: a CRDT document (Loro's document model, implemented natively): root
+// containers by name, child containers, a causal history of changes, local
+// transactions, import/export (Loro JSON updates and weft's binary format),
+// time travel and events.
+//
+// Thread safety: NOT thread-safe. Use one Doc from one thread at a time (wrap
+// it in a mutex to share it). Distinct Docs are independent. Event callbacks
+// run on the calling thread after the state is consistent and may read the doc.
+//
+// Doc is movable, not copyable (use fork() to copy).
+#ifndef WEFT_CRDT_DOC_H_
+#define WEFT_CRDT_DOC_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "weft/base/status.h"
+#include "weft/crdt/container_id.h"
+#include "weft/crdt/event.h"
+#include "weft/crdt/handles.h"
+#include "weft/crdt/ids.h"
+#include "weft/crdt/value.h"
+#include "weft/crdt/version.h"
+
+namespace weft::crdt {
+
+// Options for one commit.
+struct CommitOptions {
+  std::optional<std::string> message;  // kept per change
+  std::optional<int64_t> timestamp;    // Unix seconds; default: now if recording, else 0
+  std::string origin;                  // tag passed to events and the UndoManager
+};
+
+// Which ops an import applied and which wait for missing dependencies.
+struct ImportStatus {
+  std::vector<IdSpan> success;  // newly applied spans
+  std::vector<IdSpan> pending;  // spans parked until their deps arrive
+};
+
+// Summary of one stored change (for `weft doc info` and inspection).
+struct ChangeMeta {
+  ID id;                // first op
+  Counter len = 0;      // number of op units
+  Lamport lamport = 0;  // of the first op
+  int64_t timestamp = 0;
+  std::optional<std::string> message;
+  std::vector<ID> deps;
+};
+
+class Doc {
+ public:
+  // A doc with a random peer id.
+  Doc();
+  // A doc with peer id `peer` (REQUIRES peer != kReservedPeer).
+  explicit Doc(PeerId peer);
+  ~Doc();
+  Doc(Doc&&) noexcept;
+  Doc& operator=(Doc&&) noexcept;
+  Doc(const Doc&) = delete;
+  Doc& operator=(const Doc&) = delete;
+
+  PeerId peer_id() const;
+  // Changes the peer id (commits pending ops first).
+  // Errors: kInvalidArgument for the reserved id.
+  Status set_peer_id(PeerId peer);
+
+  // ---- containers
+  // Root containers by name (created on first use; they appear in to_json()).
+  TextRef get_text(std::string_view name);
+  ListRef get_list(std::string_view name);
+  MapRef get_map(std::string_view name);
+  CounterRef get_counter(std::string_view name);
+  // Handles for any container id (root or child). Errors: kInvalidArgument when
+  // the id's type does not match; kNotFound for an unknown child.
+  Result<TextRef> text(const ContainerId& id);
+  Result<ListRef> list(const ContainerId& id);
+  Result<MapRef> map(const ContainerId& id);
+  Result<CounterRef> counter(const ContainerId& id);
+  // The value of one container (children nested). Errors: kNotFound.
+  Result<Value> get_value(const ContainerId& id) const;
+
+  // ---- transactions
+  // Closes the open transaction into a change (merged into the previous
+  // change when Loro would merge it). A no-op when nothing is pending.
+  Status commit(const CommitOptions& options = {});
+  // With auto-commit on, each edit call commits at once.
+  void set_auto_commit(bool on);
+  // Record wall-clock timestamps on commits without an explicit one.
+  void set_record_timestamp(bool on);
+  // Max seconds between two commits merged into one change (default 1000).
+  void set_change_merge_interval(int64_t seconds);
+
+  // ---- import / export
+  // Imports Loro JSON updates or weft binary updates/snapshot (by content).
+  // Atomic: on error the doc is exactly as before. Errors: kInvalidArgument /
+  // kDataLoss for malformed or corrupt input, kUnimplemented for MovableList
+  // or Tree ops, kFailedPrecondition while detached.
+  Result<ImportStatus> import(std::string_view data, std::string_view origin = "");
+  // Loro JSON updates (schema_version 1) with every op not in `from`.
+  std::string export_json_updates(const VersionVector& from = {},
+                                  bool peer_compression = true) const;
+  // weft binary updates with every op not in `from`.
+  std::string export_updates(const VersionVector& from = {}) const;
+  // weft binary snapshot (history + state; loads without replay).
+  std::string export_snapshot() const;
+
+  // ---- versions
+  VersionVector version() const;         // of the current (possibly checked-out) state
+  VersionVector oplog_version() const;   // of the whole history
+  Frontiers frontiers() const;
+  Frontiers oplog_frontiers() const;
+  // Errors: kNotFound when an id is not in the history.
+  Result<VersionVector> frontiers_to_vv(const Frontiers& frontiers) const;
+  // REQUIRES: vv within oplog_version().
+  Frontiers vv_to_frontiers(const VersionVector& vv) const;
+  // Partial-order comparison of two frontiers. Errors: kNotFound.
+  Result<VersionOrder> compare(const Frontiers& a, const Frontiers& b) const;
+  // Number of stored changes and of op units.
+  size_t change_count() const;
+  size_t op_count() const;
+  std::vector<ChangeMeta> changes() const;
+
+  // ---- time travel
+  // A new doc with the same history and state and a new random peer id.
+  Doc fork() const;
+  // A new doc holding the history up to `frontiers`. Errors: kNotFound.
+  Result<Doc> fork_at(const Frontiers& frontiers) const;
+  // Shows the state at `frontiers` (detached, read-only; edits fail).
+  // Commits pending ops first. Errors: kNotFound.
+  Status checkout(const Frontiers& frontiers);
+  // Back to the latest state (attached).
+  Status checkout_to_latest();
+  bool is_detached() const;
+  // Stops following new imports (state stays where it is).
+  void detach();
+  // Same as checkout_to_latest().
+  Status attach();
+  // Per-container changes from state `from` to state `to`. Errors: kNotFound.
+  Result<std::vector<ContainerDiff>> diff(const Frontiers& from, const Frontiers& to) const;
+  // Writes new local ops that bring the state back to its value at
+  // `frontiers` (history is kept). Errors: kNotFound, kFailedPrecondition.
+  Status revert_to(const Frontiers& frontiers);
+
+  // ---- values
+  // The whole doc like loro-crdt's toJSON(): roots by name, children nested.
+  Value to_json() const;
+  // to_json() as compact JSON with object keys sorted.
+  std::string to_json_string() const;
+
+  // ---- events
+  Subscription subscribe_root(EventCallback callback);
+  Subscription subscribe(const ContainerId& container, EventCallback callback);
+  Subscription subscribe_local_update(LocalUpdateCallback callback);
+
+  // Internals for the UndoManager and tests.
+  const std::shared_ptr<detail::DocCore>& core() const { return core_; }
+
+ private:
+  explicit Doc(std::shared_ptr<detail::DocCore> core);
+  std::shared_ptr<detail::DocCore> core_;
+};
+
+}  // namespace weft::crdt
+
+#endif  // WEFT_CRDT_DOC_H_
