@@ -1,0 +1,162 @@
+// Value types of the filesystem protocol (seed 004): the results every
+// backend returns, the per-instance limits, write modes and the snapshot
+// record. They mirror the seed's Python protocol field for field, so the
+// Python binding and the MCP server can expose them one-to-one.
+//
+// Error table (seed "Exception Mapping" -> weft::StatusCode -> Python):
+//   file not found       kNotFound          FileNotFoundError
+//   path is a directory  kIsADirectory      IsADirectoryError
+//   path is a file       kNotADirectory     NotADirectoryError
+//   access denied        kPermissionDenied  PermissionError   (read-only
+//                        instance, path escaping the root, symlinks, hard links)
+//   file exists          kAlreadyExists     FileExistsError
+//   invalid content /    kInvalidArgument,  ValueError        (bad path, bad
+//   over a limit         kResourceExhausted                    UTF-8, bad regex;
+//                                                              size limits)
+//   backend unavailable  kUnavailable (and  RuntimeError      (bwrap missing,
+//                        any other code)                       snapshot store)
+//
+// Thread safety: plain values; copy freely between threads.
+#ifndef WEFT_FS_TYPES_H_
+#define WEFT_FS_TYPES_H_
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "weft/base/status.h"
+
+namespace weft::fs {
+
+using Clock = std::chrono::system_clock;
+using TimePoint = Clock::time_point;
+
+// Limits enforced by every backend; the defaults are the seed's recommended
+// values. Configurable per instance (see the factories in filesystem.h).
+struct FsLimits {
+  // Largest `content` of one write(): Unicode code points for write(), bytes
+  // for write_bytes(). Over it: kResourceExhausted.
+  int64_t max_write_chars = 48'000;
+  // Most segments in a normalised path ("a/b/c" has 3). Over it: kInvalidArgument.
+  int max_path_depth = 16;
+  // Longest path segment, in bytes. Over it: kInvalidArgument.
+  int max_segment_length = 80;
+  // Lines returned by read() when the caller gives no limit.
+  int64_t default_read_lines = 2'000;
+  // Most grep matches returned; a larger max_matches is clamped to this.
+  int64_t max_grep_matches = 1'000;
+  // Largest file read()/read_bytes()/grep will load, in bytes (a guard
+  // against memory blow-up, not a seed limit). Over it: kResourceExhausted.
+  int64_t max_read_file_bytes = 256ll << 20;
+};
+
+// write()/write_bytes() behaviour. Python/CLI names: "create", "overwrite", "append".
+enum class WriteMode { kCreate, kOverwrite, kAppend };
+
+// "create" | "overwrite" | "append".
+std::string_view write_mode_name(WriteMode mode);
+// Parses a seed mode name; kInvalidArgument for anything else.
+Result<WriteMode> parse_write_mode(std::string_view name);
+
+// Metadata for a file or directory. `path` is normalised and relative to the
+// root ("." for the root itself); timestamps are absent when unknown.
+struct FileStat {
+  std::string path;
+  bool is_file = false;
+  bool is_directory = false;
+  int64_t size_bytes = 0;
+  std::optional<TimePoint> created_at;
+  std::optional<TimePoint> modified_at;
+};
+
+// One directory listing entry. A symbolic link (Host backends only) has
+// is_file == is_directory == false: links are listed but never followed.
+struct FileEntry {
+  std::string name;
+  std::string path;  // relative to the root
+  bool is_file = false;
+  bool is_directory = false;
+};
+
+// One glob result; `path` is relative to the root (not to the glob's base).
+struct GlobMatch {
+  std::string path;
+  bool is_file = false;
+};
+
+// One grep match: the first match of the pattern on a line (one per line,
+// like `rg`). `line_number` is 1-based; `line_content` is the line without its
+// terminator ("\n" or "\r\n"). match_start/match_end are offsets in Unicode
+// code points into line_content (the seed's Python str indices); the *_byte
+// variants are the same span in UTF-8 bytes.
+struct GrepMatch {
+  std::string path;
+  int64_t line_number = 0;
+  std::string line_content;
+  int64_t match_start = 0;
+  int64_t match_end = 0;
+  int64_t match_start_byte = 0;
+  int64_t match_end_byte = 0;
+};
+
+// A page of a text file. Lines end at "\n"; a final line without "\n" still
+// counts; an empty file has 0 lines. `content` is the selected lines with
+// their terminators, byte for byte (CRLF kept). `limit` is the effective limit
+// (the default when the caller gave none); truncated == lines remain after
+// the page.
+struct ReadResult {
+  std::string content;
+  std::string path;
+  int64_t total_lines = 0;
+  int64_t offset = 0;
+  int64_t limit = 0;
+  bool truncated = false;
+};
+
+// A byte range of a file. `content` holds raw bytes; size_bytes is the whole
+// file's size; `limit` is the caller's limit, or the bytes returned when none
+// was given; truncated == bytes remain after the range.
+struct ReadBytesResult {
+  std::string content;
+  std::string path;
+  int64_t size_bytes = 0;
+  int64_t offset = 0;
+  int64_t limit = 0;
+  bool truncated = false;
+};
+
+// Confirmation of a write: bytes written by this call (not the file size).
+struct WriteResult {
+  std::string path;
+  int64_t bytes_written = 0;
+  WriteMode mode = WriteMode::kOverwrite;
+};
+
+// An immutable record of a filesystem state, storable and serialisable
+// (see snapshot_to_json). `commit_ref` is a git commit id (Host, Sandbox) or
+// a version id "mem-N" (InMemory); `git_dir` is the external snapshot store
+// (Host, Sandbox), which lets a new process restore given only this record.
+struct FilesystemSnapshot {
+  std::string snapshot_id;  // a random UUID (RFC 4122 v4, lower-case)
+  TimePoint created_at;
+  std::string commit_ref;
+  std::string root_path;
+  std::optional<std::string> git_dir;
+  std::optional<std::string> tag;
+};
+
+// JSON object {"snapshot_id","created_at" (ISO-8601 UTC with microseconds),
+// "commit_ref","root_path","git_dir" (string|null),"tag" (string|null)}.
+std::string snapshot_to_json(const FilesystemSnapshot& snapshot);
+// Parses snapshot_to_json's output; kInvalidArgument naming the bad field.
+Result<FilesystemSnapshot> snapshot_from_json(std::string_view json);
+
+// ISO-8601 UTC ("2026-11-26T01:02:03.123456Z") and back (kInvalidArgument).
+std::string format_time(TimePoint t);
+Result<TimePoint> parse_time(std::string_view text);
+
+}  // namespace weft::fs
+
+#endif  // WEFT_FS_TYPES_H_
