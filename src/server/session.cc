@@ -1,0 +1,110 @@
+// Session state (see include/weft/server/session.h).
+#include "weft/server/session.h"
+
+#include <utility>
+
+namespace weft::server {
+
+Session::Session(Sender to_client) : to_client_(std::move(to_client)) {}
+
+void Session::set_initialized(std::string protocol_version, Json client_capabilities) {
+  std::lock_guard lock(mu_);
+  protocol_version_ = std::move(protocol_version);
+  client_capabilities_ =
+      client_capabilities.is_object() ? std::move(client_capabilities) : Json::object();
+}
+
+void Session::mark_client_ready() {
+  std::lock_guard lock(mu_);
+  client_ready_ = true;
+}
+
+std::string Session::protocol_version() const {
+  std::lock_guard lock(mu_);
+  return protocol_version_;
+}
+
+Json Session::client_capabilities() const {
+  std::lock_guard lock(mu_);
+  return client_capabilities_;
+}
+
+bool Session::client_ready() const {
+  std::lock_guard lock(mu_);
+  return client_ready_;
+}
+
+void Session::set_log_level(LogLevel level) {
+  std::lock_guard lock(mu_);
+  log_level_ = level;
+}
+
+std::optional<LogLevel> Session::log_level() const {
+  std::lock_guard lock(mu_);
+  return log_level_;
+}
+
+void Session::set_roots(std::vector<std::string> prefixes) {
+  std::lock_guard lock(mu_);
+  roots_ = std::move(prefixes);
+}
+
+std::vector<std::string> Session::roots() const {
+  std::lock_guard lock(mu_);
+  return roots_;
+}
+
+std::shared_ptr<std::atomic<bool>> Session::begin_request(const Json& id) {
+  std::lock_guard lock(mu_);
+  auto [it, inserted] = in_flight_.emplace(id_key(id), nullptr);
+  if (!inserted) return nullptr;
+  it->second = std::make_shared<std::atomic<bool>>(false);
+  return it->second;
+}
+
+void Session::end_request(const Json& id) {
+  std::lock_guard lock(mu_);
+  in_flight_.erase(id_key(id));
+}
+
+bool Session::cancel_request(const Json& id) {
+  std::lock_guard lock(mu_);
+  auto it = in_flight_.find(id_key(id));
+  if (it == in_flight_.end()) return false;
+  it->second->store(true);
+  return true;
+}
+
+size_t Session::in_flight() const {
+  std::lock_guard lock(mu_);
+  return in_flight_.size();
+}
+
+void Session::send_request(const std::string& method, Json params, ResponseHandler on_response) {
+  Json id;
+  {
+    std::lock_guard lock(mu_);
+    id = "weft-" + std::to_string(next_request_++);
+    pending_[id_key(id)] = std::move(on_response);
+  }
+  send(make_request(id, method, std::move(params)));
+}
+
+bool Session::take_response(const Message& response) {
+  ResponseHandler handler;
+  {
+    std::lock_guard lock(mu_);
+    auto it = pending_.find(id_key(response.id));
+    if (it == pending_.end()) return false;
+    handler = std::move(it->second);
+    pending_.erase(it);
+  }
+  if (handler) handler(response);
+  return true;
+}
+
+void Session::send(const Json& message) const {
+  if (to_client_) to_client_(message);
+}
+
+}  // namespace weft::server

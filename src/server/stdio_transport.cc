@@ -1,0 +1,187 @@
+// The stdio transport (see include/weft/server/stdio_transport.h).
+#include "weft/server/stdio_transport.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace weft::server {
+namespace {
+
+// Writes whole lines under a lock; remembers the first failure.
+class LineWriter {
+ public:
+  explicit LineWriter(int fd) : fd_(fd) {}
+
+  void write(const Json& message) {
+    std::string line = serialize(message);
+    line.push_back('\n');
+    std::lock_guard lock(mu_);
+    const char* p = line.data();
+    size_t left = line.size();
+    while (left > 0 && !failed_) {
+      ssize_t n = ::write(fd_, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        failed_ = true;
+        break;
+      }
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+  }
+  bool failed() const {
+    std::lock_guard lock(mu_);
+    return failed_;
+  }
+
+ private:
+  int fd_;
+  mutable std::mutex mu_;
+  bool failed_ = false;
+};
+
+// A fixed pool running queued requests.
+class WorkerPool {
+ public:
+  WorkerPool(size_t n, McpServer& server, Session& session, LineWriter& out)
+      : server_(server), session_(session), out_(out) {
+    for (size_t i = 0; i < std::max<size_t>(1, n); ++i) threads_.emplace_back([this] { run(); });
+  }
+  ~WorkerPool() { finish(); }
+
+  void submit(Message message) {
+    {
+      std::lock_guard lock(mu_);
+      queue_.push_back(std::move(message));
+    }
+    cv_.notify_one();
+  }
+  // Runs what is queued, then stops the threads.
+  void finish() {
+    {
+      std::lock_guard lock(mu_);
+      closing_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+
+ private:
+  void run() {
+    Session::Sender related = [this](const Json& m) { out_.write(m); };
+    for (;;) {
+      Message message;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [this] { return closing_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        message = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      auto reply = server_.handle_message(message, session_, related);
+      if (reply) out_.write(*reply);
+    }
+  }
+
+  McpServer& server_;
+  Session& session_;
+  LineWriter& out_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Message> queue_;
+  bool closing_ = false;
+  std::vector<std::thread> threads_;
+};
+
+bool blank(std::string_view line) {
+  for (char c : line) {
+    if (c != ' ' && c != '\t' && c != '\r') return false;
+  }
+  return true;
+}
+
+void handle_line(std::string_view line, McpServer& server, Session& session, WorkerPool& pool,
+                 LineWriter& out) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (blank(line)) return;
+  Session::Sender related = [&out](const Json& m) { out.write(m); };
+  ParsedInput input = parse_input(line, server.options().max_message_bytes);
+  if (input.is_batch) {  // rare and legacy: handled whole, in order
+    auto reply = server.handle_text(line, session, related);
+    if (reply) out.write(*reply);
+    return;
+  }
+  Incoming& item = input.items.front();
+  if (item.error_response) {
+    out.write(*item.error_response);
+  } else if (McpServer::must_run_inline(*item.message)) {
+    auto reply = server.handle_message(*item.message, session, related);
+    if (reply) out.write(*reply);
+  } else {
+    pool.submit(std::move(*item.message));
+  }
+}
+
+}  // namespace
+
+Status serve_stdio(McpServer& server, int in_fd, int out_fd, StdioOptions options) {
+  LineWriter out(out_fd);
+  Session session([&out](const Json& m) { out.write(m); });
+  WorkerPool pool(options.workers, server, session, out);
+  const size_t limit = server.options().max_message_bytes;
+  std::string line;
+  bool discarding = false;  // inside an oversize line
+  size_t discarded = 0;
+  std::vector<char> buf(1 << 16);
+  Status status;
+  for (;;) {
+    ssize_t n = ::read(in_fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      status = unavailable(std::string("reading stdin failed: ") + std::strerror(errno));
+      break;
+    }
+    if (n == 0) break;
+    std::string_view chunk(buf.data(), static_cast<size_t>(n));
+    while (!chunk.empty()) {
+      size_t nl = chunk.find('\n');
+      std::string_view part = chunk.substr(0, nl);
+      if (discarding) {
+        discarded += part.size();
+      } else if (line.size() + part.size() > limit) {
+        discarding = true;
+        discarded = line.size() + part.size();
+        std::string().swap(line);
+      } else {
+        line.append(part);
+      }
+      if (nl == std::string_view::npos) break;
+      chunk.remove_prefix(nl + 1);
+      if (discarding) {
+        out.write(make_error(nullptr, rpc::kInvalidRequest,
+                             "Invalid Request: message of " + std::to_string(discarded) +
+                                 " bytes exceeds the limit of " + std::to_string(limit) +
+                                 " bytes"));
+        discarding = false;
+      } else {
+        handle_line(line, server, session, pool, out);
+      }
+      line.clear();
+    }
+  }
+  if (!discarding && !line.empty()) handle_line(line, server, session, pool, out);
+  pool.finish();
+  if (status.ok() && out.failed()) status = unavailable("writing stdout failed (client gone?)");
+  return status;
+}
+
+}  // namespace weft::server

@@ -1,0 +1,257 @@
+// The protocol engine: both eras, tools/list paging, tools/call errors,
+// logging, progress, cancellation and roots.
+#include "weft/server/mcp_server.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "server/server_test_util.h"
+
+namespace weft::server {
+namespace {
+
+using testing::Recorder;
+using testing::toy_tools;
+
+class McpServerTest : public ::testing::Test {
+ protected:
+  McpServerTest() : server_(make_options(), toy_tools()), session_(recorder_.sender()) {}
+
+  static ServerOptions make_options() {
+    ServerOptions o;
+    o.tools_page_size = 1;
+    o.map_roots = [](const std::vector<std::string>& uris) {
+      std::vector<std::string> out;
+      for (const auto& u : uris) {
+        if (u.rfind("file:///ws/", 0) == 0) out.push_back(u.substr(11));
+      }
+      return out;
+    };
+    return o;
+  }
+
+  Json send(const std::string& text) {
+    auto reply = server_.handle_text(text, session_, related_.sender());
+    return reply ? *reply : Json();
+  }
+  Json call(const Json& request) { return send(request.dump()); }
+  Json initialize(const std::string& version, Json caps = Json::object()) {
+    return call({{"jsonrpc", "2.0"},
+                 {"id", 1},
+                 {"method", "initialize"},
+                 {"params",
+                  {{"protocolVersion", version},
+                   {"capabilities", caps},
+                   {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}});
+  }
+  static Json modern_meta() {
+    return {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+            {"io.modelcontextprotocol/clientCapabilities", Json::object()}};
+  }
+
+  McpServer server_;
+  Recorder recorder_;
+  Recorder related_;
+  Session session_;
+};
+
+TEST_F(McpServerTest, InitializeEchoesKnownVersionsAndAnswersUnknownWithNewest) {
+  for (const char* v : {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}) {
+    EXPECT_EQ(initialize(v)["result"]["protocolVersion"], v);
+  }
+  Json r = initialize("1999-01-01");
+  EXPECT_EQ(r["result"]["protocolVersion"], "2025-11-25");
+  EXPECT_EQ(r["result"]["serverInfo"]["name"], "weft");
+  EXPECT_TRUE(r["result"]["capabilities"].contains("tools"));
+  EXPECT_TRUE(r["result"]["capabilities"].contains("logging"));
+  EXPECT_EQ(call({{"jsonrpc", "2.0"},
+                  {"id", 2},
+                  {"method", "initialize"},
+                  {"params", Json::object()}})["error"]["code"],
+            rpc::kInvalidParams);
+}
+
+TEST_F(McpServerTest, PingAndUnknownMethods) {
+  EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":"p","method":"ping"})")["result"], Json::object());
+  Json r = send(R"({"jsonrpc":"2.0","id":3,"method":"no/such"})");
+  EXPECT_EQ(r["error"]["code"], rpc::kMethodNotFound);
+  EXPECT_EQ(r["id"], 3);
+  EXPECT_TRUE(server_.handle_text(R"({"jsonrpc":"2.0","method":"notifications/whatever"})",
+                                  session_, nullptr) == std::nullopt);
+}
+
+TEST_F(McpServerTest, ToolsListPagesWithCursorsAndRejectsBadCursors) {
+  Json first = send(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})");
+  ASSERT_EQ(first["result"]["tools"].size(), 1u);
+  Json tool = first["result"]["tools"][0];
+  EXPECT_EQ(tool["name"], "echo");
+  EXPECT_TRUE(tool["inputSchema"].is_object());
+  EXPECT_TRUE(tool["outputSchema"].is_object());
+  EXPECT_EQ(tool["annotations"]["readOnlyHint"], true);
+  std::string cursor = first["result"]["nextCursor"];
+  Json second = call(
+      {{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"}, {"params", {{"cursor", cursor}}}});
+  EXPECT_EQ(second["result"]["tools"][0]["name"], "slow");
+  EXPECT_FALSE(second["result"].contains("nextCursor"));
+  EXPECT_EQ(tool["annotations"].value("destructiveHint", true), false);
+  for (Json bad : {Json("garbage"), Json(5), Json("tools:99"), Json("tools:x")}) {
+    Json r = call(
+        {{"jsonrpc", "2.0"}, {"id", 3}, {"method", "tools/list"}, {"params", {{"cursor", bad}}}});
+    EXPECT_EQ(r["error"]["code"], rpc::kInvalidParams) << bad;
+  }
+}
+
+TEST_F(McpServerTest, ToolsCallResultsAndErrors) {
+  Json ok = send(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}})");
+  EXPECT_EQ(ok["result"]["content"][0]["text"], "hi");
+  EXPECT_EQ(ok["result"]["structuredContent"]["text"], "hi");
+  EXPECT_FALSE(ok["result"].contains("isError"));
+
+  Json bad_args = send(
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":5}}})");
+  EXPECT_EQ(bad_args["result"]["isError"], true);
+  EXPECT_NE(bad_args["result"]["content"][0]["text"].get<std::string>().find("arguments.text"),
+            std::string::npos);
+
+  Json failed = send(
+      R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"fail"}}})");
+  EXPECT_EQ(failed["result"]["isError"], true);
+  EXPECT_NE(failed["result"]["content"][0]["text"].get<std::string>().find("not found"),
+            std::string::npos);
+
+  Json unknown = send(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope"}})");
+  EXPECT_EQ(unknown["error"]["code"], rpc::kInvalidParams);
+  EXPECT_NE(unknown["error"]["message"].get<std::string>().find("echo"), std::string::npos);
+
+  Json no_name = send(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{}})");
+  EXPECT_EQ(no_name["error"]["code"], rpc::kInvalidParams);
+  Json array_params = send(R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":[1]})");
+  EXPECT_EQ(array_params["error"]["code"], rpc::kInvalidParams);
+}
+
+TEST_F(McpServerTest, LoggingFollowsSetLevel) {
+  const std::string echo =
+      R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}})";
+  send(echo);
+  EXPECT_TRUE(related_.snapshot().empty());  // no level set: no logs
+  EXPECT_EQ(
+      send(R"({"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}})")
+          ["result"],
+      Json::object());
+  send(echo);
+  auto sent = related_.snapshot();
+  ASSERT_EQ(sent.size(), 1u);  // info passes, the debug trace does not
+  EXPECT_EQ(sent[0]["method"], "notifications/message");
+  EXPECT_EQ(sent[0]["params"]["level"], "info");
+  EXPECT_EQ(
+      send(R"({"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"loud"}})")
+          ["error"]["code"],
+      rpc::kInvalidParams);
+}
+
+TEST_F(McpServerTest, ModernEraIsStatelessAndVersionChecked) {
+  Json discover = call({{"jsonrpc", "2.0"},
+                        {"id", 1},
+                        {"method", "server/discover"},
+                        {"params", {{"_meta", modern_meta()}}}});
+  EXPECT_EQ(discover["result"]["resultType"], "complete");
+  EXPECT_EQ(discover["result"]["supportedVersions"][0], "2026-07-28");
+  Json list = call({{"jsonrpc", "2.0"},
+                    {"id", 2},
+                    {"method", "tools/list"},
+                    {"params", {{"_meta", modern_meta()}}}});
+  EXPECT_EQ(list["result"]["resultType"], "complete");
+  Json meta = modern_meta();
+  meta["io.modelcontextprotocol/protocolVersion"] = "2030-01-01";
+  Json wrong = call(
+      {{"jsonrpc", "2.0"}, {"id", 3}, {"method", "tools/list"}, {"params", {{"_meta", meta}}}});
+  EXPECT_EQ(wrong["error"]["code"], rpc::kUnsupportedProtocolVersion);
+  EXPECT_EQ(wrong["error"]["data"]["requested"], "2030-01-01");
+  EXPECT_EQ(wrong["error"]["data"]["supported"][0], "2026-07-28");
+  meta = modern_meta();
+  meta.erase("io.modelcontextprotocol/clientCapabilities");
+  EXPECT_EQ(call({{"jsonrpc", "2.0"},
+                  {"id", 4},
+                  {"method", "tools/list"},
+                  {"params", {{"_meta", meta}}}})["error"]["code"],
+            rpc::kInvalidParams);
+  EXPECT_EQ(call({{"jsonrpc", "2.0"},
+                  {"id", 5},
+                  {"method", "ping"},
+                  {"params", {{"_meta", modern_meta()}}}})["error"]["code"],
+            rpc::kMethodNotFound);
+  meta = modern_meta();
+  meta["io.modelcontextprotocol/logLevel"] = "debug";
+  Json call_result =
+      call({{"jsonrpc", "2.0"},
+            {"id", 6},
+            {"method", "tools/call"},
+            {"params", {{"_meta", meta}, {"name", "echo"}, {"arguments", {{"text", "m"}}}}}});
+  EXPECT_EQ(call_result["result"]["resultType"], "complete");
+  EXPECT_EQ(related_.snapshot().size(), 2u);  // debug trace + info line, per-request level
+}
+
+TEST_F(McpServerTest, BatchesFollowTheNegotiatedVersion) {
+  const std::string batch =
+      R"([{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"method":"ping"}])";
+  EXPECT_EQ(send(batch)["error"]["code"], rpc::kInvalidRequest);  // default: newest, no batches
+  initialize("2025-03-26");
+  Json replies = send(batch);
+  ASSERT_TRUE(replies.is_array());
+  EXPECT_EQ(replies.size(), 2u);
+  EXPECT_EQ(send(R"([{"jsonrpc":"2.0","method":"n"}])"), Json());  // notifications only: nothing
+}
+
+TEST_F(McpServerTest, ProgressNotificationsCarryTheToken) {
+  std::thread canceller([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(80));
+    send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s1"}})");
+  });
+  auto reply = server_.handle_text(
+      R"({"jsonrpc":"2.0","id":"s1","method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"tok"}}})",
+      session_, related_.sender());
+  canceller.join();
+  EXPECT_FALSE(reply.has_value());  // cancelled: no response at all
+  auto sent = related_.snapshot();
+  ASSERT_FALSE(sent.empty());
+  double last = 0;
+  for (const auto& m : sent) {
+    EXPECT_EQ(m["method"], "notifications/progress");
+    EXPECT_EQ(m["params"]["progressToken"], "tok");
+    EXPECT_GT(m["params"]["progress"].get<double>(), last);
+    last = m["params"]["progress"].get<double>();
+  }
+  EXPECT_EQ(session_.in_flight(), 0u);
+}
+
+TEST_F(McpServerTest, RootsAreRequestedAfterInitializedAndNarrowTheSession) {
+  initialize("2025-11-25", {{"roots", {{"listChanged", true}}}});
+  send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  auto out = recorder_.snapshot();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0]["method"], "roots/list");
+  Json response = {
+      {"jsonrpc", "2.0"},
+      {"id", out[0]["id"]},
+      {"result", {{"roots", {{{"uri", "file:///ws/src"}}, {{"uri", "file:///etc"}}}}}}};
+  EXPECT_EQ(call(response), Json());
+  EXPECT_EQ(session_.roots(), std::vector<std::string>{"src"});
+}
+
+TEST_F(McpServerTest, DuplicateInFlightIdsAreRejected) {
+  std::thread t([this] {
+    server_.handle_text(
+        R"({"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"slow"}})", session_,
+        nullptr);
+  });
+  while (session_.in_flight() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  Json dup = send(R"({"jsonrpc":"2.0","id":77,"method":"ping"})");
+  EXPECT_EQ(dup["error"]["code"], rpc::kInvalidRequest);
+  EXPECT_TRUE(session_.cancel_request(77));
+  t.join();
+}
+
+}  // namespace
+}  // namespace weft::server

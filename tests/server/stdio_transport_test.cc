@@ -1,0 +1,140 @@
+// The stdio transport over real pipes: framing, garbage, oversize lines,
+// concurrent requests, cancellation and clean EOF.
+#include "weft/server/stdio_transport.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <future>
+#include <string>
+#include <thread>
+
+#include "server/server_test_util.h"
+
+namespace weft::server {
+namespace {
+
+class StdioTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(pipe(in_), 0);
+    ASSERT_EQ(pipe(out_), 0);
+    ServerOptions options;
+    options.max_message_bytes = 4096;
+    server_ = std::make_unique<McpServer>(options, testing::toy_tools());
+    done_ = std::async(std::launch::async, [this] {
+      Status s = serve_stdio(*server_, in_[0], out_[1], StdioOptions{4});
+      close(out_[1]);
+      return s;
+    });
+  }
+  void TearDown() override {
+    if (in_[1] >= 0) close(in_[1]);
+    if (done_.valid()) done_.get().ignore_error();
+    close(in_[0]);
+    close(out_[0]);
+  }
+  void write_line(const std::string& text) {
+    std::string line = text + "\n";
+    ASSERT_EQ(write(in_[1], line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  }
+  void write_raw(const std::string& bytes) {
+    size_t off = 0;
+    while (off < bytes.size()) {
+      ssize_t n = write(in_[1], bytes.data() + off, bytes.size() - off);
+      ASSERT_GT(n, 0);
+      off += static_cast<size_t>(n);
+    }
+  }
+  Json read_message() {
+    std::string line;
+    char c;
+    while (read(out_[0], &c, 1) == 1) {
+      if (c == '\n') return Json::parse(line);
+      line.push_back(c);
+    }
+    return Json();
+  }
+  void close_input() {
+    close(in_[1]);
+    in_[1] = -1;
+  }
+
+  int in_[2] = {-1, -1};
+  int out_[2] = {-1, -1};
+  std::unique_ptr<McpServer> server_;
+  std::future<Status> done_;
+};
+
+TEST_F(StdioTest, AnswersEachLineAndSurvivesGarbage) {
+  write_line("this is not json");
+  EXPECT_EQ(read_message()["error"]["code"], rpc::kParseError);
+  write_line("");  // blank lines are skipped
+  write_line(R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  Json pong = read_message();
+  EXPECT_EQ(pong["id"], 1);
+  EXPECT_EQ(pong["result"], Json::object());
+  write_line(R"({"jsonrpc":"2.0","id":2,"method":"nope"})");
+  EXPECT_EQ(read_message()["error"]["code"], rpc::kMethodNotFound);
+  write_line("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\r");  // CRLF framing
+  EXPECT_EQ(read_message()["id"], 3);
+  close_input();
+  EXPECT_TRUE(done_.get().ok());
+  EXPECT_TRUE(read_message().is_null());  // nothing after EOF
+}
+
+TEST_F(StdioTest, OversizeLinesAreDiscardedAndAnswered) {
+  write_raw(std::string(100'000, 'x') + "\n");
+  Json error = read_message();
+  EXPECT_EQ(error["error"]["code"], rpc::kInvalidRequest);
+  EXPECT_TRUE(error["id"].is_null());
+  write_line(R"({"jsonrpc":"2.0","id":"after","method":"ping"})");
+  EXPECT_EQ(read_message()["id"], "after");
+}
+
+TEST_F(StdioTest, RequestsRunConcurrentlyAndCancelStopsThem) {
+  write_line(R"({"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"slow"}})");
+  // A quick call answers while the slow one still runs on another worker.
+  write_line(
+      R"({"jsonrpc":"2.0","id":"fast","method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}})");
+  Json fast = read_message();
+  EXPECT_EQ(fast["id"], "fast");
+  write_line(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"test"}})");
+  write_line(R"({"jsonrpc":"2.0","id":"after","method":"ping"})");
+  Json next = read_message();
+  EXPECT_EQ(next["id"], "after");  // the cancelled call sent nothing
+  close_input();
+  EXPECT_TRUE(done_.get().ok());
+  EXPECT_TRUE(read_message().is_null());
+}
+
+TEST_F(StdioTest, ManyParallelRequestsAllGetWholeLines) {
+  std::string burst;
+  for (int i = 0; i < 200; ++i) {
+    burst += R"({"jsonrpc":"2.0","id":)" + std::to_string(i) +
+             R"(,"method":"tools/call","params":{"name":"echo","arguments":{"text":"m)" +
+             std::to_string(i) + "\"}}}\n";
+  }
+  write_raw(burst);
+  close_input();
+  std::vector<bool> seen(200, false);
+  for (int i = 0; i < 200; ++i) {
+    Json m = read_message();
+    ASSERT_TRUE(m.contains("id"));
+    int id = m["id"].get<int>();
+    EXPECT_EQ(m["result"]["structuredContent"]["text"], "m" + std::to_string(id));
+    seen[id] = true;
+  }
+  for (bool s : seen) EXPECT_TRUE(s);
+  EXPECT_TRUE(done_.get().ok());
+}
+
+TEST_F(StdioTest, EofWithoutTrailingNewlineStillAnswers) {
+  write_raw(R"({"jsonrpc":"2.0","id":5,"method":"ping"})");
+  close_input();
+  EXPECT_EQ(read_message()["id"], 5);
+}
+
+}  // namespace
+}  // namespace weft::server
