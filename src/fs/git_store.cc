@@ -1,0 +1,387 @@
+// Snapshots with libgit2. The working tree is scanned by our own walk (fds,
+// O_NOFOLLOW) instead of git_index_add_all so that: .gitignore and
+// .gitattributes have no say (ignored files are captured, bytes are never
+// filtered), symlinks are stored as links, and unchanged files cost one
+// fstatat each (the index in the store is the stat cache).
+#include "git_store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <git2.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_set>
+
+#include "common.h"
+#include "host_io.h"
+
+namespace weft::fs::internal {
+namespace {
+
+constexpr const char* kRefPrefix = "refs/weft/snapshots/";
+constexpr const char* kHeadRef = "refs/weft/head";
+
+Status git_failure(std::string_view what) {
+  const ::git_error* e = git_error_last();
+  return unavailable("snapshot store: " + std::string(what) + ": " +
+                     (e && e->message ? e->message : "unknown libgit2 error"));
+}
+
+void init_libgit2() {
+  static const int once = [] {
+    git_libgit2_init();
+    git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
+    git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
+    return 0;
+  }();
+  (void)once;
+}
+
+template <typename T, void (*Free)(T*)>
+struct GitPtr {
+  T* p = nullptr;
+  ~GitPtr() {
+    if (p) Free(p);
+  }
+  T** out() { return &p; }
+  T* get() const { return p; }
+};
+
+std::string lexical_absolute(const std::string& path) {
+  std::string abs = path;
+  if (abs.empty() || abs[0] != '/') {
+    char* cwd = ::getcwd(nullptr, 0);
+    abs = std::string(cwd ? cwd : "/") + "/" + abs;
+    std::free(cwd);
+  }
+  std::vector<std::string> segs;
+  size_t start = 0;
+  while (start <= abs.size()) {
+    size_t slash = abs.find('/', start);
+    if (slash == std::string::npos) slash = abs.size();
+    std::string seg = abs.substr(start, slash - start);
+    start = slash + 1;
+    if (seg.empty() || seg == ".") continue;
+    if (seg == "..") {
+      if (!segs.empty()) segs.pop_back();
+    } else {
+      segs.push_back(seg);
+    }
+  }
+  std::string out;
+  for (const auto& s : segs) out += "/" + s;
+  return out.empty() ? "/" : out;
+}
+
+// The canonical form of `path`: realpath of its longest existing prefix plus the rest.
+std::string canonical_prefix(const std::string& path) {
+  std::string abs = lexical_absolute(path);
+  std::string rest;
+  std::string head = abs;
+  while (true) {
+    char* real = ::realpath(head.c_str(), nullptr);
+    if (real) {
+      std::string out = std::string(real) + rest;
+      std::free(real);
+      return out;
+    }
+    size_t slash = head.rfind('/');
+    if (slash == std::string::npos || head == "/") return abs;
+    rest = head.substr(slash) + rest;
+    head = slash == 0 ? "/" : head.substr(0, slash);
+  }
+}
+
+bool is_within(const std::string& path, const std::string& dir) {
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                         (dir == "/" || path[dir.size()] == '/'));
+}
+
+bool same_stat(const git_index_entry* e, const struct stat& st, uint32_t mode) {
+  return e->mode == mode && e->file_size == static_cast<uint32_t>(st.st_size) &&
+         e->mtime.seconds == static_cast<int32_t>(st.st_mtim.tv_sec) &&
+         e->mtime.nanoseconds == static_cast<uint32_t>(st.st_mtim.tv_nsec) &&
+         e->ctime.seconds == static_cast<int32_t>(st.st_ctim.tv_sec) &&
+         e->ctime.nanoseconds == static_cast<uint32_t>(st.st_ctim.tv_nsec) &&
+         e->ino == static_cast<uint32_t>(st.st_ino);
+}
+
+// Scans the tree into the index, hashing only files whose stat changed.
+struct Scanner {
+  git_repository* repo;
+  git_index* index;
+  int64_t racy_after_sec;  // files modified at/after this second are re-hashed next time
+  std::unordered_set<std::string> seen;
+  std::string buffer;
+
+  Status add(int dirfd, const DirEntry& e, const std::string& path) {
+    struct stat st;
+    if (::fstatat(dirfd, e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return Status();
+    uint32_t mode;
+    if (S_ISLNK(st.st_mode)) {
+      mode = GIT_FILEMODE_LINK;
+    } else if (S_ISREG(st.st_mode)) {
+      mode = (st.st_mode & 0100) ? GIT_FILEMODE_BLOB_EXECUTABLE : GIT_FILEMODE_BLOB;
+    } else {
+      return Status();  // fifos, sockets, devices are not captured
+    }
+    seen.insert(path);
+    const git_index_entry* old = git_index_get_bypath(index, path.c_str(), 0);
+    if (old && same_stat(old, st, mode)) return Status();
+    git_index_entry entry;
+    std::memset(&entry, 0, sizeof entry);
+    if (mode == GIT_FILEMODE_LINK) {
+      buffer.resize(4096);
+      ssize_t n = ::readlinkat(dirfd, e.name.c_str(), buffer.data(), buffer.size());
+      if (n < 0) return errno_status(errno, "read link", path);
+      buffer.resize(static_cast<size_t>(n));
+    } else {
+      UniqueFd fd(::openat(dirfd, e.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+      if (!fd.valid()) return errno_status(errno, "open", path);
+      WEFT_RETURN_IF_ERROR(read_all(fd.get(), path, int64_t{1} << 40, &buffer));
+    }
+    if (git_blob_create_from_buffer(&entry.id, repo, buffer.data(), buffer.size()) != 0) {
+      return git_failure("store " + path);
+    }
+    entry.mode = mode;
+    entry.file_size = static_cast<uint32_t>(st.st_size);
+    entry.ino = static_cast<uint32_t>(st.st_ino);
+    entry.dev = static_cast<uint32_t>(st.st_dev);
+    entry.uid = st.st_uid;
+    entry.gid = st.st_gid;
+    if (st.st_mtim.tv_sec < racy_after_sec && st.st_ctim.tv_sec < racy_after_sec) {
+      entry.mtime.seconds = static_cast<int32_t>(st.st_mtim.tv_sec);
+      entry.mtime.nanoseconds = static_cast<uint32_t>(st.st_mtim.tv_nsec);
+      entry.ctime.seconds = static_cast<int32_t>(st.st_ctim.tv_sec);
+      entry.ctime.nanoseconds = static_cast<uint32_t>(st.st_ctim.tv_nsec);
+    }  // else: leave the times zero so that a change within the clock tick is not missed
+    entry.path = path.c_str();
+    if (git_index_add(index, &entry) != 0) return git_failure("index " + path);
+    return Status();
+  }
+
+  Status walk(int dirfd, const std::string& rel) {
+    WEFT_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, read_dir(dirfd, false));
+    for (const DirEntry& e : entries) {
+      std::string path = rel.empty() ? e.name : rel + "/" + e.name;
+      if (e.type == DT_DIR) {
+        if (e.name == ".git") continue;  // git cannot store it; restore leaves it alone
+        int fd = ::openat(dirfd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) return errno_status(errno, "open", path);
+        UniqueFd sub(fd);
+        WEFT_RETURN_IF_ERROR(walk(sub.get(), path));
+      } else {
+        WEFT_RETURN_IF_ERROR(add(dirfd, e, path));
+      }
+    }
+    return Status();
+  }
+
+  Status remove_unseen() {
+    std::vector<std::string> gone;
+    size_t n = git_index_entrycount(index);
+    for (size_t i = 0; i < n; ++i) {
+      const git_index_entry* e = git_index_get_byindex(index, i);
+      if (!seen.count(e->path)) gone.emplace_back(e->path);
+    }
+    for (const std::string& p : gone) {
+      if (git_index_remove(index, p.c_str(), 0) != 0) return git_failure("unindex " + p);
+    }
+    return Status();
+  }
+};
+
+}  // namespace
+
+struct GitSnapshotStore::Repo {
+  git_repository* repo = nullptr;
+  ~Repo() {
+    if (repo) git_repository_free(repo);
+  }
+};
+
+Result<std::unique_ptr<GitSnapshotStore>> GitSnapshotStore::create(std::string root,
+                                                                   std::string git_dir) {
+  init_libgit2();
+  std::string canonical = canonical_prefix(git_dir);
+  if (is_within(canonical, root) || is_within(root, canonical)) {
+    return invalid_argument("snapshot store '" + git_dir + "' must lie outside the workspace root '" +
+                            root + "' (an agent working in the root must not reach it)");
+  }
+  std::unique_ptr<GitSnapshotStore> s(new GitSnapshotStore());
+  s->root_ = std::move(root);
+  s->git_dir_ = std::move(canonical);
+  return s;
+}
+
+GitSnapshotStore::~GitSnapshotStore() = default;
+
+Status GitSnapshotStore::open_locked(bool create) {
+  if (repo_) return Status();
+  auto r = std::make_unique<Repo>();
+  if (git_repository_open_bare(&r->repo, git_dir_.c_str()) != 0) {
+    if (!create) return not_found("no snapshot store at '" + git_dir_ + "'");
+    git_repository_init_options opts = GIT_REPOSITORY_INIT_OPTIONS_INIT;
+    opts.flags = GIT_REPOSITORY_INIT_BARE | GIT_REPOSITORY_INIT_MKPATH;
+    if (git_repository_init_ext(&r->repo, git_dir_.c_str(), &opts) != 0) {
+      return git_failure("create '" + git_dir_ + "'");
+    }
+  }
+  if (git_repository_set_workdir(r->repo, root_.c_str(), 0) != 0) {
+    return git_failure("attach work tree");
+  }
+  repo_ = std::move(r);
+  return Status();
+}
+
+Result<FilesystemSnapshot> GitSnapshotStore::snapshot(std::optional<std::string> tag) {
+  std::lock_guard lock(mu_);
+  WEFT_RETURN_IF_ERROR(open_locked(true));
+  git_repository* repo = repo_->repo;
+  GitPtr<git_index, git_index_free> index;
+  if (git_repository_index(index.out(), repo) != 0) return git_failure("open index");
+  if (git_index_read(index.get(), 0) != 0) return git_failure("read index");
+
+  FilesystemSnapshot rec;
+  rec.snapshot_id = random_uuid();
+  rec.created_at = Clock::now();
+  rec.root_path = root_;
+  rec.git_dir = git_dir_;
+  rec.tag = std::move(tag);
+
+  UniqueFd rootfd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!rootfd.valid()) return errno_status(errno, "open workspace root", root_);
+  Scanner scan{repo, index.get(),
+               std::chrono::duration_cast<std::chrono::seconds>(
+                   rec.created_at.time_since_epoch()).count() - 1,
+               {}, {}};
+  WEFT_RETURN_IF_ERROR(scan.walk(rootfd.get(), ""));
+  WEFT_RETURN_IF_ERROR(scan.remove_unseen());
+  git_oid tree_id;
+  if (git_index_write_tree(&tree_id, index.get()) != 0) return git_failure("write tree");
+  if (git_index_write(index.get()) != 0) return git_failure("write index");
+
+  GitPtr<git_tree, git_tree_free> tree;
+  if (git_tree_lookup(tree.out(), repo, &tree_id) != 0) return git_failure("look up tree");
+  GitPtr<git_commit, git_commit_free> parent;
+  git_oid head;
+  const git_commit* parents[1];
+  size_t nparents = 0;
+  if (git_reference_name_to_id(&head, repo, kHeadRef) == 0 &&
+      git_commit_lookup(parent.out(), repo, &head) == 0) {
+    parents[0] = parent.get();
+    nparents = 1;
+  }
+  GitPtr<git_signature, git_signature_free> sig;
+  auto secs = std::chrono::duration_cast<std::chrono::seconds>(rec.created_at.time_since_epoch());
+  if (git_signature_new(sig.out(), "weft", "weft@localhost", secs.count(), 0) != 0) {
+    return git_failure("signature");
+  }
+  std::string message = "weft snapshot" + (rec.tag ? " " + *rec.tag : std::string()) + "\n\n" +
+                        snapshot_to_json(rec) + "\n";
+  git_oid commit_id;
+  if (git_commit_create(&commit_id, repo, nullptr, sig.get(), sig.get(), "UTF-8", message.c_str(),
+                        tree.get(), nparents, parents) != 0) {
+    return git_failure("commit");
+  }
+  char hex[GIT_OID_HEXSZ + 1];
+  git_oid_tostr(hex, sizeof hex, &commit_id);
+  rec.commit_ref = hex;
+  GitPtr<git_reference, git_reference_free> ref, head_ref;
+  std::string ref_name = std::string(kRefPrefix) + rec.snapshot_id;
+  if (git_reference_create(ref.out(), repo, ref_name.c_str(), &commit_id, 1, nullptr) != 0 ||
+      git_reference_create(head_ref.out(), repo, kHeadRef, &commit_id, 1, nullptr) != 0) {
+    return git_failure("record snapshot ref");
+  }
+  return rec;
+}
+
+Status GitSnapshotStore::restore(const FilesystemSnapshot& snapshot) {
+  std::lock_guard lock(mu_);
+  if (snapshot.root_path != root_) {
+    return invalid_argument("snapshot " + snapshot.snapshot_id + " is of '" + snapshot.root_path +
+                            "', not of this workspace '" + root_ + "'");
+  }
+  if (!snapshot.git_dir) {
+    return invalid_argument("snapshot " + snapshot.commit_ref +
+                            " has no git_dir: it belongs to an in-memory filesystem");
+  }
+  std::string wanted = canonical_prefix(*snapshot.git_dir);
+  if (wanted != git_dir_) {
+    if (is_within(wanted, root_)) {
+      return invalid_argument("snapshot store '" + wanted + "' lies inside the workspace root");
+    }
+    git_dir_ = wanted;
+    repo_.reset();
+  }
+  WEFT_RETURN_IF_ERROR(open_locked(false));
+  git_repository* repo = repo_->repo;
+  git_oid id;
+  if (snapshot.commit_ref.size() != GIT_OID_HEXSZ ||
+      git_oid_fromstr(&id, snapshot.commit_ref.c_str()) != 0) {
+    return invalid_argument("commit_ref '" + snapshot.commit_ref + "' is not a git commit id");
+  }
+  GitPtr<git_commit, git_commit_free> commit;
+  if (git_commit_lookup(commit.out(), repo, &id) != 0) {
+    return not_found("snapshot commit " + snapshot.commit_ref + " is not in store '" + git_dir_ +
+                     "'");
+  }
+  GitPtr<git_tree, git_tree_free> tree;
+  if (git_commit_tree(tree.out(), commit.get()) != 0) return git_failure("read snapshot tree");
+  git_checkout_options opts = GIT_CHECKOUT_OPTIONS_INIT;
+  opts.checkout_strategy =
+      GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED | GIT_CHECKOUT_REMOVE_IGNORED;
+  opts.disable_filters = 1;
+  if (git_checkout_tree(repo, reinterpret_cast<const git_object*>(tree.get()), &opts) != 0) {
+    return git_failure("restore " + snapshot.commit_ref);
+  }
+  GitPtr<git_reference, git_reference_free> head_ref;
+  if (git_reference_create(head_ref.out(), repo, kHeadRef, &id, 1, nullptr) != 0) {
+    return git_failure("move head");
+  }
+  return Status();
+}
+
+Result<std::vector<FilesystemSnapshot>> GitSnapshotStore::list() {
+  std::lock_guard lock(mu_);
+  std::vector<FilesystemSnapshot> out;
+  Status opened = open_locked(false);
+  if (opened.code() == StatusCode::kNotFound) return out;  // no snapshot yet
+  WEFT_RETURN_IF_ERROR(opened);
+  struct Ctx {
+    git_repository* repo;
+    std::vector<FilesystemSnapshot>* out;
+  } ctx{repo_->repo, &out};
+  std::string glob = std::string(kRefPrefix) + "*";
+  int rc = git_reference_foreach_glob(
+      repo_->repo, glob.c_str(),
+      [](const char* name, void* payload) -> int {
+        auto* c = static_cast<Ctx*>(payload);
+        git_oid id;
+        GitPtr<git_commit, git_commit_free> commit;
+        if (git_reference_name_to_id(&id, c->repo, name) != 0 ||
+            git_commit_lookup(commit.out(), c->repo, &id) != 0) {
+          return 0;
+        }
+        std::string msg = git_commit_message(commit.get());
+        size_t brace = msg.find('{');
+        if (brace == std::string::npos) return 0;
+        auto rec = snapshot_from_json(msg.substr(brace));
+        if (!rec.ok()) return 0;
+        char hex[GIT_OID_HEXSZ + 1];
+        git_oid_tostr(hex, sizeof hex, &id);
+        rec->commit_ref = hex;
+        c->out->push_back(std::move(*rec));
+        return 0;
+      },
+      &ctx);
+  if (rc != 0) return git_failure("list snapshots");
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.created_at < b.created_at;
+  });
+  return out;
+}
+
+}  // namespace weft::fs::internal

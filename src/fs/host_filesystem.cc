@@ -1,0 +1,380 @@
+#include "host_filesystem.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <random>
+
+#include "common.h"
+#include "weft/base/hash.h"
+
+namespace weft::fs {
+namespace internal {
+namespace {
+
+bool is_git_segment(const std::string& s) {
+  return s.size() == 4 && s[0] == '.' && (s[1] | 0x20) == 'g' && (s[2] | 0x20) == 'i' &&
+         (s[3] | 0x20) == 't';
+}
+
+std::optional<TimePoint> to_time(const struct statx_timestamp& ts) {
+  if (ts.tv_sec == 0 && ts.tv_nsec == 0) return std::nullopt;
+  return TimePoint(std::chrono::duration_cast<Clock::duration>(
+      std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec)));
+}
+
+std::string temp_name() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
+  return std::string(kTempPrefix) + buf;
+}
+
+}  // namespace
+
+HostFilesystem::HostFilesystem(RootDir root, HostOptions options,
+                               std::unique_ptr<GitSnapshotStore> store)
+    : root_(std::move(root)), options_(std::move(options)), store_(std::move(store)) {}
+
+Result<NormalPath> HostFilesystem::normalize(std::string_view path) const {
+  return normalize_path(path, root_.path(), limits());
+}
+
+Result<NormalPath> HostFilesystem::normalize_for_change(std::string_view path) const {
+  if (options_.read_only) return permission_denied("this filesystem is read-only");
+  WEFT_ASSIGN_OR_RETURN(NormalPath p, normalize(path));
+  for (const std::string& s : p.segments) {
+    if (is_git_segment(s)) {
+      return permission_denied("'" + p.str() +
+                               "' is inside a .git directory, which workspace tools may not "
+                               "change (its hooks run on the host)");
+    }
+  }
+  return p;
+}
+
+Status HostFilesystem::check_file(const struct stat& st, const NormalPath& p) const {
+  if (S_ISDIR(st.st_mode)) return is_a_directory("'" + p.str() + "' is a directory, not a file");
+  if (!S_ISREG(st.st_mode)) {
+    return permission_denied("'" + p.str() + "' is not a regular file (device, fifo or socket)");
+  }
+  if (st.st_nlink > 1 && !options_.allow_hard_links) {
+    return permission_denied("'" + p.str() + "' has " + std::to_string(st.st_nlink) +
+                             " hard links and may alias a file outside the workspace; refused");
+  }
+  return Status();
+}
+
+Result<std::string> HostFilesystem::read_file(const NormalPath& p) const {
+  WEFT_ASSIGN_OR_RETURN(UniqueFd fd, root_.open_beneath(p, O_RDONLY | O_NONBLOCK));
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return errno_status(errno, "stat", p.str());
+  WEFT_RETURN_IF_ERROR(check_file(st, p));
+  std::string data;
+  WEFT_RETURN_IF_ERROR(read_all(fd.get(), p.str(), limits().max_read_file_bytes, &data));
+  return data;
+}
+
+Result<ReadResult> HostFilesystem::do_read(std::string_view path, int64_t offset,
+                                           std::optional<int64_t> limit) {
+  WEFT_RETURN_IF_ERROR(check_page_args(offset, limit));
+  WEFT_ASSIGN_OR_RETURN(NormalPath p, normalize(path));
+  WEFT_ASSIGN_OR_RETURN(std::string data, read_file(p));
+  return page_lines(data, p.str(), offset, limit, limits());
+}
+
+Result<ReadBytesResult> HostFilesystem::do_read_bytes(std::string_view path, int64_t offset,
+                                                      std::optional<int64_t> limit) {
+  WEFT_RETURN_IF_ERROR(check_page_args(offset, limit));
+  WEFT_ASSIGN_OR_RETURN(NormalPath p, normalize(path));
+  WEFT_ASSIGN_OR_RETURN(std::string data, read_file(p));
+  return page_bytes(data, p.str(), offset, limit);
+}
+
+bool HostFilesystem::do_exists(std::string_view path) { return do_stat(path).ok(); }
+
+Result<FileStat> HostFilesystem::do_stat(std::string_view path) {
+  WEFT_ASSIGN_OR_RETURN(NormalPath p, normalize(path));
+  struct statx sx {};
+  int rc;
+  if (p.is_root()) {
+    rc = ::statx(root_.fd(), "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, &sx);
+  } else {
+    WEFT_ASSIGN_OR_RETURN(UniqueFd dir, root_.open_parent(p, false));
+    rc = ::statx(dir.get(), p.name().c_str(), AT_SYMLINK_NOFOLLOW,
+                 STATX_BASIC_STATS | STATX_BTIME, &sx);
+  }
+  if (rc != 0) return errno_status(errno, "stat", p.str());
+  FileStat s;
+  s.path = p.str();
+  s.is_file = S_ISREG(sx.stx_mode);
+  s.is_directory = S_ISDIR(sx.stx_mode);
+  s.size_bytes = s.is_directory ? 0 : static_cast<int64_t>(sx.stx_size);
+  if (sx.stx_mask & STATX_BTIME) s.created_at = to_time(sx.stx_btime);
+  s.modified_at = to_time(sx.stx_mtime);
+  return s;
+}
+
+Result<std::vector<FileEntry>> HostFilesystem::do_list(std::string_view path) {
+  WEFT_ASSIGN_OR_RETURN(NormalPath p, normalize(path));
+  auto fd = root_.open_beneath(p, O_RDONLY | O_DIRECTORY);
+  if (!fd.ok()) {
+    if (fd.status().code() == StatusCode::kNotADirectory && do_stat(path).ok()) {
+      return not_a_directory("'" + p.str() + "' is a file, not a directory");
+    }
+    return fd.status();
+  }
+  WEFT_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, read_dir(fd->get(), false));
+  std::sort(entries.begin(), entries.end(),
+            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+  std::vector<FileEntry> out;
+  for (DirEntry& e : entries) {
+    if (e.name.rfind(kTempPrefix, 0) == 0) continue;
+    out.push_back({e.name, p.child(e.name).str(), e.type == DT_REG, e.type == DT_DIR});
+  }
+  return out;
+}
+
+Status HostFilesystem::replace_file(int dirfd, const NormalPath& p, std::string_view data,
+                                    int keep_mode, bool no_replace) const {
+  std::string tmp = temp_name();
+  UniqueFd fd(::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                       0666));
+  if (!fd.valid()) return errno_status(errno, "create a temporary file for", p.str());
+  auto fail = [&](Status s) {
+    ::unlinkat(dirfd, tmp.c_str(), 0);
+    return s;
+  };
+  Status s = write_all(fd.get(), data, p.str());
+  if (!s.ok()) return fail(s);
+  if (keep_mode >= 0 && ::fchmod(fd.get(), static_cast<mode_t>(keep_mode)) != 0) {
+    return fail(errno_status(errno, "keep the mode of", p.str()));
+  }
+  if (::fsync(fd.get()) != 0) return fail(errno_status(errno, "sync", p.str()));
+  fd.reset();
+  int rc = no_replace ? ::renameat2(dirfd, tmp.c_str(), dirfd, p.name().c_str(), RENAME_NOREPLACE)
+                      : ::renameat(dirfd, tmp.c_str(), dirfd, p.name().c_str());
+  if (rc != 0) return fail(errno_status(errno, "replace", p.str()));
+  ::fsync(dirfd);  // best effort: make the rename durable
+  return Status();
+}
+
+Result<WriteResult> HostFilesystem::do_write(std::string_view path, std::string_view content,
+                                             WriteMode mode, bool create_parents, bool text) {
+  WEFT_ASSIGN_OR_RETURN(NormalPath p, normalize_for_change(path));
+  WEFT_RETURN_IF_ERROR(check_write_content(content, text, limits()));
+  if (p.is_root()) return is_a_directory("the root is a directory; name a file to write");
+  WEFT_ASSIGN_OR_RETURN(UniqueFd dir, root_.open_parent(p, create_parents));
+  struct stat st;
+  WEFT_ASSIGN_OR_RETURN(bool exists, lstat_at(dir.get(), p.name(), &st));
+  int keep_mode = -1;
+  std::string data;
+  if (exists) {
+    if (S_ISLNK(st.st_mode)) {
+      return permission_denied("'" + p.str() + "' is a symbolic link; links are not written through");
+    }
+    if (mode == WriteMode::kCreate) {
+      return S_ISDIR(st.st_mode) ? is_a_directory("'" + p.str() + "' is a directory")
+                                 : already_exists("'" + p.str() +
+                                                  "' exists; use mode overwrite or append");
+    }
+    if (S_ISDIR(st.st_mode)) return is_a_directory("'" + p.str() + "' is a directory");
+    if (!S_ISREG(st.st_mode)) return permission_denied("'" + p.str() + "' is not a regular file");
+    keep_mode = static_cast<int>(st.st_mode & 07777);
+    if (mode == WriteMode::kAppend) {
+      UniqueFd in(::openat(dir.get(), p.name().c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+      if (!in.valid()) return errno_status(errno, "open", p.str());
+      struct stat now;
+      if (::fstat(in.get(), &now) != 0) return errno_status(errno, "stat", p.str());
+      WEFT_RETURN_IF_ERROR(check_file(now, p));
+      WEFT_RETURN_IF_ERROR(read_all(in.get(), p.str(), limits().max_read_file_bytes, &data));
+    }
+  }
+  data.append(content);
+  WEFT_RETURN_IF_ERROR(replace_file(dir.get(), p, data, keep_mode, mode == WriteMode::kCreate));
+  return WriteResult{p.str(), static_cast<int64_t>(content.size()), mode};
+}
+
+Status HostFilesystem::remove_tree(int parent, const std::string& name,
+                                   const std::string& what) const {
+  UniqueFd dir(::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!dir.valid()) return errno_status(errno, "open", what);
+  WEFT_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, read_dir(dir.get(), false));
+  for (const DirEntry& e : entries) {
+    std::string child = what + "/" + e.name;
+    if (e.type == DT_DIR) {
+      WEFT_RETURN_IF_ERROR(remove_tree(dir.get(), e.name, child));
+    } else if (::unlinkat(dir.get(), e.name.c_str(), 0) != 0 && errno != ENOENT) {
+      return errno_status(errno, "delete", child);
+    }
+  }
+  if (::unlinkat(parent, name.c_str(), AT_REMOVEDIR) != 0) {
+    return errno_status(errno, "delete", what);
+  }
+  return Status();
+}
+
+Status HostFilesystem::do_remove(std::string_view path, bool recursive) {
+  WEFT_ASSIGN_OR_RETURN(NormalPath p, normalize_for_change(path));
+  if (p.is_root()) return permission_denied("the workspace root cannot be deleted");
+  WEFT_ASSIGN_OR_RETURN(UniqueFd dir, root_.open_parent(p, false));
+  struct stat st;
+  WEFT_ASSIGN_OR_RETURN(bool exists, lstat_at(dir.get(), p.name(), &st));
+  if (!exists) return not_found("'" + p.str() + "' does not exist");
+  if (!S_ISDIR(st.st_mode)) {
+    if (::unlinkat(dir.get(), p.name().c_str(), 0) != 0) return errno_status(errno, "delete", p.str());
+    return Status();
+  }
+  if (!recursive) {
+    return is_a_directory("'" + p.str() + "' is a directory; pass recursive to delete it");
+  }
+  return remove_tree(dir.get(), p.name(), p.str());
+}
+
+Status HostFilesystem::do_mkdir(std::string_view path, bool parents, bool exist_ok) {
+  WEFT_ASSIGN_OR_RETURN(NormalPath p, normalize_for_change(path));
+  if (p.is_root()) {
+    return exist_ok ? Status() : already_exists("the workspace root already exists");
+  }
+  WEFT_ASSIGN_OR_RETURN(UniqueFd dir, root_.open_parent(p, parents));
+  if (::mkdirat(dir.get(), p.name().c_str(), 0777) == 0) return Status();
+  if (errno != EEXIST) return errno_status(errno, "create directory", p.str());
+  struct stat st;
+  WEFT_ASSIGN_OR_RETURN(bool exists, lstat_at(dir.get(), p.name(), &st));
+  if (exists && S_ISDIR(st.st_mode)) {
+    return exist_ok ? Status() : already_exists("directory '" + p.str() + "' already exists");
+  }
+  return already_exists("'" + p.str() + "' exists and is not a directory");
+}
+
+Status HostFilesystem::do_move(std::string_view source, std::string_view destination,
+                               bool overwrite) {
+  WEFT_ASSIGN_OR_RETURN(NormalPath from, normalize_for_change(source));
+  WEFT_ASSIGN_OR_RETURN(NormalPath to, normalize_for_change(destination));
+  if (from.is_root()) return permission_denied("the workspace root cannot be moved");
+  if (to.is_root()) return already_exists("the destination is the workspace root");
+  WEFT_ASSIGN_OR_RETURN(UniqueFd src_dir, root_.open_parent(from, false));
+  struct stat st;
+  WEFT_ASSIGN_OR_RETURN(bool exists, lstat_at(src_dir.get(), from.name(), &st));
+  if (!exists) return not_found("'" + from.str() + "' does not exist");
+  if (from.segments == to.segments) return Status();
+  if (S_ISDIR(st.st_mode) && to.within(from)) {
+    return invalid_argument("cannot move '" + from.str() + "' into itself ('" + to.str() + "')");
+  }
+  WEFT_ASSIGN_OR_RETURN(UniqueFd dst_dir, root_.open_parent(to, true));
+  struct stat dst;
+  WEFT_ASSIGN_OR_RETURN(bool dst_exists, lstat_at(dst_dir.get(), to.name(), &dst));
+  if (dst_exists && (!overwrite || S_ISDIR(dst.st_mode) || S_ISDIR(st.st_mode))) {
+    return already_exists("destination '" + to.str() + "' exists" +
+                          (overwrite ? " (directories are never overwritten)" : ""));
+  }
+  int rc = overwrite ? ::renameat(src_dir.get(), from.name().c_str(), dst_dir.get(),
+                                  to.name().c_str())
+                     : ::renameat2(src_dir.get(), from.name().c_str(), dst_dir.get(),
+                                   to.name().c_str(), RENAME_NOREPLACE);
+  if (rc != 0) return errno_status(errno, "move to", to.str());
+  return Status();
+}
+
+Status HostFilesystem::copy_tree(int src_dir, int dst_parent, const std::string& name,
+                                 const NormalPath& dst) const {
+  if (::mkdirat(dst_parent, name.c_str(), 0777) != 0) {
+    return errno_status(errno, "create directory", dst.str());
+  }
+  UniqueFd out(::openat(dst_parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!out.valid()) return errno_status(errno, "open", dst.str());
+  WEFT_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, read_dir(src_dir, false));
+  for (const DirEntry& e : entries) {
+    if (e.name.rfind(kTempPrefix, 0) == 0) continue;
+    NormalPath child = dst.child(e.name);
+    if (e.type == DT_DIR) {
+      UniqueFd in(::openat(src_dir, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!in.valid()) return errno_status(errno, "open", e.name);
+      WEFT_RETURN_IF_ERROR(copy_tree(in.get(), out.get(), e.name, child));
+    } else if (e.type == DT_REG) {
+      UniqueFd in(::openat(src_dir, e.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+      if (!in.valid()) return errno_status(errno, "open", e.name);
+      struct stat st;
+      if (::fstat(in.get(), &st) != 0) return errno_status(errno, "stat", e.name);
+      WEFT_RETURN_IF_ERROR(check_file(st, child));
+      std::string data;
+      WEFT_RETURN_IF_ERROR(read_all(in.get(), e.name, limits().max_read_file_bytes, &data));
+      WEFT_RETURN_IF_ERROR(
+          replace_file(out.get(), child, data, static_cast<int>(st.st_mode & 07777), true));
+    }  // symlinks and special files are skipped
+  }
+  return Status();
+}
+
+Status HostFilesystem::do_copy(std::string_view source, std::string_view destination,
+                               bool overwrite) {
+  WEFT_ASSIGN_OR_RETURN(NormalPath from, normalize(source));
+  WEFT_ASSIGN_OR_RETURN(NormalPath to, normalize_for_change(destination));
+  if (to.is_root()) return already_exists("the destination is the workspace root");
+  if (from.segments == to.segments) return already_exists("'" + to.str() + "' is the source itself");
+  if (!from.is_root() && to.within(from)) {
+    return invalid_argument("cannot copy '" + from.str() + "' into itself ('" + to.str() + "')");
+  }
+  WEFT_ASSIGN_OR_RETURN(UniqueFd in, root_.open_beneath(from, O_RDONLY | O_NONBLOCK));
+  struct stat st;
+  if (::fstat(in.get(), &st) != 0) return errno_status(errno, "stat", from.str());
+  WEFT_ASSIGN_OR_RETURN(UniqueFd dst_dir, root_.open_parent(to, true));
+  struct stat dst;
+  WEFT_ASSIGN_OR_RETURN(bool dst_exists, lstat_at(dst_dir.get(), to.name(), &dst));
+  if (dst_exists && (!overwrite || S_ISDIR(dst.st_mode) || S_ISDIR(st.st_mode))) {
+    return already_exists("destination '" + to.str() + "' exists" +
+                          (overwrite ? " (directories are never overwritten)" : ""));
+  }
+  if (S_ISDIR(st.st_mode)) return copy_tree(in.get(), dst_dir.get(), to.name(), to);
+  WEFT_RETURN_IF_ERROR(check_file(st, from));
+  std::string data;
+  WEFT_RETURN_IF_ERROR(read_all(in.get(), from.str(), limits().max_read_file_bytes, &data));
+  return replace_file(dst_dir.get(), to, data, static_cast<int>(st.st_mode & 07777), !overwrite);
+}
+
+Result<FilesystemSnapshot> HostFilesystem::do_snapshot(std::optional<std::string> tag) {
+  if (!store_) return unavailable("the snapshot store could not be set up for this root");
+  return store_->snapshot(std::move(tag));
+}
+
+Status HostFilesystem::do_restore(const FilesystemSnapshot& snapshot) {
+  if (options_.read_only) return permission_denied("this filesystem is read-only");
+  if (!store_) return unavailable("the snapshot store could not be set up for this root");
+  return store_->restore(snapshot);
+}
+
+Result<std::vector<FilesystemSnapshot>> HostFilesystem::do_snapshots() {
+  if (!store_) return unavailable("the snapshot store could not be set up for this root");
+  return store_->list();
+}
+
+}  // namespace internal
+
+std::string default_snapshot_git_dir(std::string_view canonical_root) {
+  std::string base;
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg == '/') {
+    base = xdg;
+  } else if (const char* home = std::getenv("HOME"); home && *home == '/') {
+    base = std::string(home) + "/.local/state";
+  } else {
+    base = "/tmp";
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(hash64(canonical_root)));
+  return base + "/weft/snapshots/" + hex + ".git";
+}
+
+Result<std::unique_ptr<Filesystem>> make_host_filesystem(std::string_view root,
+                                                         HostOptions options) {
+  WEFT_ASSIGN_OR_RETURN(internal::RootDir dir, internal::RootDir::open(root));
+  std::string git_dir =
+      options.git_dir ? *options.git_dir : default_snapshot_git_dir(dir.path());
+  WEFT_ASSIGN_OR_RETURN(auto store, internal::GitSnapshotStore::create(dir.path(), git_dir));
+  return std::unique_ptr<Filesystem>(
+      new internal::HostFilesystem(std::move(dir), std::move(options), std::move(store)));
+}
+
+}  // namespace weft::fs

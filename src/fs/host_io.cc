@@ -1,0 +1,257 @@
+#include "host_io.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+namespace weft::fs::internal {
+namespace {
+
+std::atomic<bool> g_force_fallback{false};
+
+long sys_openat2(int dirfd, const char* path, struct open_how* how) {
+  return syscall(SYS_openat2, dirfd, path, how, sizeof(*how));
+}
+
+bool probe_openat2() {
+  struct open_how how {};
+  how.flags = O_PATH | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
+  long fd = sys_openat2(AT_FDCWD, ".", &how);
+  if (fd >= 0) {
+    ::close(static_cast<int>(fd));
+    return true;
+  }
+  return errno != ENOSYS && errno != EPERM;  // EPERM: seccomp filters in some containers
+}
+
+std::string join(const std::vector<std::string>& segs, size_t n) {
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    if (i) out.push_back('/');
+    out += segs[i];
+  }
+  return out.empty() ? "." : out;
+}
+
+// Walks `segs[0..n)` from `start` with O_NOFOLLOW, creating missing directories
+// when `create`. Returns an O_RDONLY|O_DIRECTORY fd.
+Result<UniqueFd> walk_dirs(int start, const std::vector<std::string>& segs, size_t n,
+                           bool create) {
+  UniqueFd cur(::openat(start, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!cur.valid()) return errno_status(errno, "open", ".");
+  for (size_t i = 0; i < n; ++i) {
+    int fd = ::openat(cur.get(), segs[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && create) {
+      if (::mkdirat(cur.get(), segs[i].c_str(), 0777) != 0 && errno != EEXIST) {
+        return errno_status(errno, "create directory", join(segs, i + 1));
+      }
+      fd = ::openat(cur.get(), segs[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (fd < 0) {
+      int err = errno;
+      struct stat st;
+      if ((err == ENOTDIR || err == ELOOP) &&
+          ::fstatat(cur.get(), segs[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+          S_ISLNK(st.st_mode)) {
+        err = ELOOP;
+      }
+      if (err == ENOENT) {
+        return not_found("directory '" + join(segs, i + 1) + "' does not exist");
+      }
+      return errno_status(err, "open directory", join(segs, i + 1));
+    }
+    cur = UniqueFd(fd);
+  }
+  return cur;
+}
+
+}  // namespace
+
+Status errno_status(int err, std::string_view op, std::string_view what) {
+  std::string w = "'" + std::string(what) + "'";
+  std::string sys = std::strerror(err);
+  switch (err) {
+    case ENOENT:
+      return not_found(w + " does not exist");
+    case ENOTDIR:
+      return not_a_directory(w + ": a component of the path is a file, not a directory");
+    case EISDIR:
+      return is_a_directory(w + " is a directory");
+    case EEXIST:
+    case ENOTEMPTY:
+      return already_exists(w + " already exists");
+    case ELOOP:
+      return permission_denied(w + " is or passes through a symbolic link; symlinks are not "
+                               "followed in a workspace");
+    case EXDEV:
+      return permission_denied(w + " resolves outside the workspace root");
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return permission_denied("cannot " + std::string(op) + " " + w + ": " + sys);
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+      return resource_exhausted("cannot " + std::string(op) + " " + w + ": " + sys);
+    case ENAMETOOLONG:
+      return invalid_argument(w + " is too long for the host filesystem");
+    default:
+      return unavailable("cannot " + std::string(op) + " " + w + ": " + sys);
+  }
+}
+
+bool RootDir::has_openat2() {
+  static const bool available = probe_openat2();
+  return available && !g_force_fallback.load();
+}
+
+void RootDir::force_fallback_for_testing(bool on) { g_force_fallback.store(on); }
+
+Result<RootDir> RootDir::open(std::string_view root) {
+  std::string r(root);
+  char* real = ::realpath(r.c_str(), nullptr);
+  if (!real) return errno_status(errno, "open workspace root", r);
+  RootDir d;
+  d.path_ = real;
+  std::free(real);
+  int fd = ::open(d.path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno_status(errno, "open workspace root", d.path_);
+  d.fd_ = std::make_shared<UniqueFd>(fd);
+  return d;
+}
+
+Result<UniqueFd> RootDir::open_beneath(const NormalPath& p, int flags, mode_t mode) const {
+  flags |= O_NOFOLLOW | O_CLOEXEC;
+  if (p.is_root()) {
+    int rfd = ::openat(fd(), ".", flags, mode);
+    if (rfd < 0) return errno_status(errno, "open", ".");
+    return UniqueFd(rfd);
+  }
+  if (has_openat2()) {
+    struct open_how how {};
+    how.flags = static_cast<uint64_t>(flags);
+    how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    std::string rel = p.str();
+    long fd;
+    do {
+      fd = sys_openat2(this->fd(), rel.c_str(), &how);
+    } while (fd < 0 && errno == EAGAIN);
+    if (fd < 0) return errno_status(errno, "open", rel);
+    return UniqueFd(static_cast<int>(fd));
+  }
+  WEFT_ASSIGN_OR_RETURN(UniqueFd dir, walk_dirs(fd(), p.segments, p.segments.size() - 1, false));
+  int ffd = ::openat(dir.get(), p.name().c_str(), flags, mode);
+  if (ffd < 0) return errno_status(errno, "open", p.str());
+  return UniqueFd(ffd);
+}
+
+Result<UniqueFd> RootDir::open_parent(const NormalPath& p, bool create) const {
+  NormalPath parent = p.parent();
+  if (has_openat2() && !parent.is_root()) {
+    auto fd = open_beneath(parent, O_RDONLY | O_DIRECTORY);
+    if (fd.ok() || !create || fd.status().code() != StatusCode::kNotFound) {
+      if (!fd.ok() && fd.status().code() == StatusCode::kNotFound) {
+        return not_found("parent directory '" + parent.str() + "' does not exist");
+      }
+      return fd;
+    }
+  }
+  return walk_dirs(fd(), p.segments, p.segments.size() - 1, create);
+}
+
+Result<bool> lstat_at(int dirfd, const std::string& name, struct stat* st) {
+  if (::fstatat(dirfd, name.c_str(), st, AT_SYMLINK_NOFOLLOW) == 0) return true;
+  if (errno == ENOENT) return false;
+  return errno_status(errno, "stat", name);
+}
+
+Result<std::vector<DirEntry>> read_dir(int dirfd, bool sort) {
+  int dup = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dup < 0) return errno_status(errno, "list", ".");
+  DIR* dir = ::fdopendir(dup);
+  if (!dir) {
+    ::close(dup);
+    return errno_status(errno, "list", ".");
+  }
+  std::vector<DirEntry> out;
+  while (struct dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] == '.' && (e->d_name[1] == 0 || (e->d_name[1] == '.' && e->d_name[2] == 0))) {
+      continue;
+    }
+    unsigned char type = e->d_type;
+    if (type == DT_UNKNOWN) {
+      struct stat st;
+      if (::fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG
+                                          : S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN;
+    }
+    out.push_back({e->d_name, type});
+  }
+  ::closedir(dir);
+  if (sort) {
+    std::sort(out.begin(), out.end(), [](const DirEntry& a, const DirEntry& b) {
+      // Compare as if directories ended in '/', so a DFS yields byte-sorted paths.
+      size_t n = std::min(a.name.size(), b.name.size());
+      int c = std::memcmp(a.name.data(), b.name.data(), n);
+      if (c != 0) return c < 0;
+      auto at = [](const DirEntry& e, size_t i) -> int {
+        if (i < e.name.size()) return static_cast<unsigned char>(e.name[i]);
+        if (i == e.name.size() && e.type == DT_DIR) return '/';
+        return -1;
+      };
+      return at(a, n) < at(b, n);
+    });
+  }
+  return out;
+}
+
+Status read_all(int fd, const std::string& what, int64_t max_bytes, std::string* out) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return errno_status(errno, "stat", what);
+  if (st.st_size > max_bytes) {
+    return resource_exhausted("'" + what + "' is " + std::to_string(st.st_size) +
+                              " bytes, over the read limit of " + std::to_string(max_bytes));
+  }
+  out->resize(static_cast<size_t>(st.st_size) + 1);
+  size_t got = 0;
+  for (;;) {
+    if (got == out->size()) {
+      if (static_cast<int64_t>(got) > max_bytes) {
+        return resource_exhausted("'" + what + "' grew over the read limit while being read");
+      }
+      out->resize(out->size() * 2);
+    }
+    ssize_t n = ::read(fd, out->data() + got, out->size() - got);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno_status(errno, "read", what);
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  out->resize(got);
+  return Status();
+}
+
+Status write_all(int fd, std::string_view data, const std::string& what) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno_status(errno, "write", what);
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status();
+}
+
+}  // namespace weft::fs::internal
