@@ -62,7 +62,8 @@ bool is_valid_root_name(std::string_view name);
 template <>
 struct std::hash<weft::crdt::ContainerId> {
   size_t operator()(const weft::crdt::ContainerId& c) const noexcept {
-    size_t h = c.is_root() ? std::hash<std::string>()(c.name()) : std::hash<weft::crdt::ID>()(c.id());
+    size_t h =
+        c.is_root() ? std::hash<std::string>()(c.name()) : std::hash<weft::crdt::ID>()(c.id());
     return h * 31 + static_cast<size_t>(c.type());
   }
 };

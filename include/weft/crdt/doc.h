@@ -109,8 +109,8 @@ class Doc {
   std::string export_snapshot() const;
 
   // ---- versions
-  VersionVector version() const;         // of the current (possibly checked-out) state
-  VersionVector oplog_version() const;   // of the whole history
+  VersionVector version() const;        // of the current (possibly checked-out) state
+  VersionVector oplog_version() const;  // of the whole history
   Frontiers frontiers() const;
   Frontiers oplog_frontiers() const;
   // Errors: kNotFound when an id is not in the history.

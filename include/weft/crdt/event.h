@@ -32,8 +32,8 @@ std::string_view event_trigger_name(EventTrigger trigger);
 struct TextDeltaItem {
   enum class Kind : uint8_t { kRetain, kInsert, kDelete };
   Kind kind = Kind::kRetain;
-  size_t len = 0;      // retain/delete length; insert: length of `text`
-  std::string text;    // insert only (UTF-8)
+  size_t len = 0;    // retain/delete length; insert: length of `text`
+  std::string text;  // insert only (UTF-8)
   friend bool operator==(const TextDeltaItem&, const TextDeltaItem&) = default;
 };
 using TextDelta = std::vector<TextDeltaItem>;
@@ -42,8 +42,8 @@ using TextDelta = std::vector<TextDeltaItem>;
 struct ListDeltaItem {
   enum class Kind : uint8_t { kRetain, kInsert, kDelete };
   Kind kind = Kind::kRetain;
-  size_t len = 0;              // retain/delete length; insert: values.size()
-  std::vector<Value> values;   // insert only
+  size_t len = 0;             // retain/delete length; insert: values.size()
+  std::vector<Value> values;  // insert only
   friend bool operator==(const ListDeltaItem&, const ListDeltaItem&) = default;
 };
 using ListDelta = std::vector<ListDeltaItem>;

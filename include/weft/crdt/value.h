@@ -29,19 +29,19 @@ class Value {
  public:
   enum class Kind : uint8_t { kNull, kBool, kI64, kF64, kString, kBinary, kList, kMap, kContainer };
 
-  Value() = default;  // null
-  Value(std::nullptr_t) {}                                     // NOLINT
-  Value(bool b) : v_(b) {}                                     // NOLINT
-  Value(int v) : v_(int64_t{v}) {}                             // NOLINT
-  Value(int64_t v) : v_(v) {}                                  // NOLINT
-  Value(double v) : v_(v) {}                                   // NOLINT
-  Value(const char* s) : v_(std::string(s)) {}                 // NOLINT
-  Value(std::string s) : v_(std::move(s)) {}                   // NOLINT
-  Value(std::string_view s) : v_(std::string(s)) {}            // NOLINT
-  Value(Binary b) : v_(std::move(b)) {}                        // NOLINT
-  Value(ValueList l) : v_(std::move(l)) {}                     // NOLINT
-  Value(ValueMap m) : v_(std::move(m)) {}                      // NOLINT
-  Value(ContainerId c) : v_(std::move(c)) {}                   // NOLINT
+  Value() = default;                                 // null
+  Value(std::nullptr_t) {}                           // NOLINT
+  Value(bool b) : v_(b) {}                           // NOLINT
+  Value(int v) : v_(int64_t{v}) {}                   // NOLINT
+  Value(int64_t v) : v_(v) {}                        // NOLINT
+  Value(double v) : v_(v) {}                         // NOLINT
+  Value(const char* s) : v_(std::string(s)) {}       // NOLINT
+  Value(std::string s) : v_(std::move(s)) {}         // NOLINT
+  Value(std::string_view s) : v_(std::string(s)) {}  // NOLINT
+  Value(Binary b) : v_(std::move(b)) {}              // NOLINT
+  Value(ValueList l) : v_(std::move(l)) {}           // NOLINT
+  Value(ValueMap m) : v_(std::move(m)) {}            // NOLINT
+  Value(ContainerId c) : v_(std::move(c)) {}         // NOLINT
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
   bool is_null() const { return kind() == Kind::kNull; }

@@ -1,0 +1,168 @@
+// DocCore: tables, causal graph and op log (see core.h).
+#include "crdt/core.h"
+
+#include <algorithm>
+#include <random>
+
+namespace weft::crdt::detail {
+
+DocCore::DocCore(PeerId p) : peer(p), state(std::make_unique<State>()) { self = intern_peer(p); }
+
+uint32_t DocCore::intern_peer(PeerId p) {
+  auto [it, inserted] = peer_index.emplace(p, static_cast<uint32_t>(peer_ids.size()));
+  if (inserted) {
+    peer_ids.push_back(p);
+    by_peer.emplace_back();
+  }
+  return it->second;
+}
+
+uint32_t DocCore::intern_container(const ContainerId& id) {
+  auto [it, inserted] = container_index.emplace(id, static_cast<uint32_t>(containers.size()));
+  if (inserted) {
+    containers.push_back(id);
+    local_roots.push_back(false);
+  }
+  return it->second;
+}
+
+const Change* DocCore::find_change(PeerId p, Counter counter) const {
+  auto pit = peer_index.find(p);
+  if (pit == peer_index.end()) return nullptr;
+  const auto& list = by_peer[pit->second];
+  auto it = std::upper_bound(list.begin(), list.end(), counter,
+                             [&](Counter c, uint32_t ci) { return c < changes[ci].counter; });
+  if (it == list.begin()) return nullptr;
+  const Change& ch = changes[*(it - 1)];
+  return counter < ch.end() ? &ch : nullptr;
+}
+
+Lamport DocCore::lamport_of(PeerId p, Counter counter) const {
+  const Change* ch = find_change(p, counter);
+  return ch ? ch->lamport + static_cast<Lamport>(counter - ch->counter) : 0;
+}
+
+DenseVv DocCore::op_vv(const Change& ch, Counter counter) const {
+  DenseVv vv = ch.deps_vv;
+  vv.extend(ch.peer, counter);
+  return vv;
+}
+
+Result<DenseVv> DocCore::frontiers_to_dense(const Frontiers& f) const {
+  DenseVv vv;
+  for (const ID& id : f.ids()) {
+    const Change* ch = find_change(id.peer, id.counter);
+    if (!ch) return not_found("op " + id.to_string() + " is not in the history");
+    DenseVv v = op_vv(*ch, id.counter + 1);
+    vv.merge(v);
+  }
+  return vv;
+}
+
+Frontiers DocCore::dense_to_frontiers(const DenseVv& vv) const {
+  std::vector<std::pair<const Change*, Counter>> cands;
+  for (uint32_t p = 0; p < vv.ends.size(); ++p) {
+    if (vv.ends[p] <= 0) continue;
+    const Change* ch = find_change(peer_ids[p], vv.ends[p] - 1);
+    if (ch) cands.emplace_back(ch, vv.ends[p] - 1);
+  }
+  std::vector<ID> out;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    bool dominated = false;
+    for (size_t j = 0; j < cands.size() && !dominated; ++j) {
+      if (i == j) continue;
+      DenseVv v = op_vv(*cands[j].first, cands[j].second);
+      dominated = v.includes(cands[i].first->peer, cands[i].second);
+    }
+    if (!dominated) out.push_back(ID{peer_ids[cands[i].first->peer], cands[i].second});
+  }
+  return Frontiers(std::move(out));
+}
+
+VersionVector DocCore::to_public(const DenseVv& vv) const {
+  VersionVector out;
+  for (uint32_t p = 0; p < vv.ends.size(); ++p) out.set(peer_ids[p], vv.ends[p]);
+  return out;
+}
+
+DenseVv DocCore::to_dense(const VersionVector& vv) {
+  DenseVv out;
+  for (const auto& [p, c] : vv.entries()) out.set(intern_peer(p), c);
+  return out;
+}
+
+void DocCore::append_change(Change ch) {
+  Lamport lamport = 0;
+  DenseVv vv;
+  for (const ID& d : ch.deps) {
+    const Change* dc = find_change(d.peer, d.counter);
+    if (!dc) continue;  // REQUIRES: deps present (checked by the caller)
+    lamport = std::max(lamport, dc->lamport + static_cast<Lamport>(d.counter - dc->counter) + 1);
+    vv.merge(op_vv(*dc, d.counter + 1));
+  }
+  vv.extend(ch.peer, ch.counter);
+  ch.lamport = lamport;
+  ch.deps_vv = std::move(vv);
+  ch.deps_total = ch.deps_vv.total();
+  // Frontiers: drop what the change has seen, add its last op.
+  std::vector<ID> f;
+  for (const ID& id : oplog_frontiers.ids()) {
+    uint32_t pi = peer_index.at(id.peer);
+    if (!ch.deps_vv.includes(pi, id.counter)) f.push_back(id);
+  }
+  f.push_back(ID{peer_ids[ch.peer], ch.end() - 1});
+  oplog_frontiers = Frontiers(std::move(f));
+  oplog_vv.extend(ch.peer, ch.end());
+  by_peer[ch.peer].push_back(static_cast<uint32_t>(changes.size()));
+  changes.push_back(std::move(ch));
+}
+
+Op slice_op(const Op& op, Counter k) {
+  Op o = op;
+  o.counter = op.counter + k;
+  switch (op.kind) {
+    case OpKind::kTextInsert:
+      o.text = op.text.substr(k);
+      o.pos = op.pos + k;
+      break;
+    case OpKind::kListInsert:
+      o.values.assign(op.values.begin() + k, op.values.end());
+      o.pos = op.pos + k;
+      break;
+    case OpKind::kSeqDelete:
+      if (op.len > 0) {
+        o.len = op.len - k;
+        o.start_id.counter = op.start_id.counter + k;
+      } else {
+        o.len = op.len + k;  // backspace run: unit k deletes pos - k
+        o.pos = op.pos - k;
+      }
+      break;
+    default:
+      break;
+  }
+  return o;
+}
+
+Change DocCore::slice_change(const Change& ch, Counter from) const {
+  if (from <= ch.counter) return ch;
+  Change out;
+  out.peer = ch.peer;
+  out.counter = from;
+  out.len = ch.end() - from;
+  out.timestamp = ch.timestamp;
+  out.msg = ch.msg;
+  out.deps = {ID{peer_ids[ch.peer], from - 1}};
+  out.lamport = ch.lamport + static_cast<Lamport>(from - ch.counter);
+  out.deps_vv = ch.deps_vv;
+  out.deps_vv.extend(ch.peer, from);
+  out.deps_total = out.deps_vv.total();
+  for (const Op& op : ch.ops) {
+    Counter end = op.counter + op.atom_len();
+    if (end <= from) continue;
+    out.ops.push_back(op.counter >= from ? op : slice_op(op, from - op.counter));
+  }
+  return out;
+}
+
+}  // namespace weft::crdt::detail

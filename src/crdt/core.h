@@ -1,0 +1,207 @@
+// Internal: DocCore, the state behind a Doc and its handles: the op log
+// (changes in a topological order, indexed per peer), the current state of
+// every container, the open local transaction and the subscribers.
+//
+// Thread safety: none (the Doc's rule applies).
+#ifndef WEFT_SRC_CRDT_CORE_H_
+#define WEFT_SRC_CRDT_CORE_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "crdt/seq.h"
+#include "weft/crdt/doc.h"
+
+namespace weft::crdt::detail {
+
+enum class OpKind : uint8_t {
+  kTextInsert,
+  kListInsert,
+  kSeqDelete,
+  kMark,
+  kMarkEnd,
+  kMapSet,
+  kMapDelete,
+  kCounter
+};
+
+// One op: a run of `atom_len()` units with consecutive counters.
+struct Op {
+  OpKind kind = OpKind::kCounter;
+  uint32_t container = 0;     // index into DocCore::containers
+  Counter counter = 0;        // first unit
+  int32_t pos = 0;            // insert/delete position; mark start
+  int32_t len = 0;            // delete: signed length; mark: end; mark_end: anchor position
+  ID start_id;                // delete: leftmost deleted element (real peer id)
+  std::u32string text;        // text insert
+  std::vector<Value> values;  // list insert
+  std::string key;            // map key / style key
+  Value value;                // map value / style value
+  double number = 0;          // counter delta
+  uint8_t info = 0;           // mark info byte
+
+  Counter atom_len() const {
+    switch (kind) {
+      case OpKind::kTextInsert:
+        return static_cast<Counter>(text.size());
+      case OpKind::kListInsert:
+        return static_cast<Counter>(values.size());
+      case OpKind::kSeqDelete:
+        return len < 0 ? -len : len;
+      default:
+        return 1;
+    }
+  }
+};
+
+// Drops the first `k` units of `op` (0 < k < atom_len()).
+Op slice_op(const Op& op, Counter k);
+
+struct Change {
+  uint32_t peer = 0;  // dense peer index
+  Counter counter = 0;
+  Counter len = 0;
+  Lamport lamport = 0;
+  int64_t timestamp = 0;
+  std::optional<std::string> msg;
+  std::vector<ID> deps;  // real peer ids
+  DenseVv deps_vv;       // closure of deps (+ own earlier counters)
+  int64_t deps_total = 0;
+  std::vector<Op> ops;
+  Counter end() const { return counter + len; }
+};
+
+struct MapEntry {
+  bool written = false;
+  Lamport lamport = 0;
+  PeerId peer = 0;
+  std::optional<Value> value;  // nullopt = deleted
+};
+
+struct ContainerState {
+  ContainerType type = ContainerType::kMap;
+  std::unique_ptr<Seq> seq;        // Text / List
+  std::vector<Value> list_values;  // List: value of each element (by content index)
+  std::map<std::string, MapEntry> map;
+  double counter = 0;
+};
+
+// All container states of one version.
+struct State {
+  std::vector<std::unique_ptr<ContainerState>> containers;  // by container index
+  DenseVv vv;
+  int64_t vv_total = 0;
+};
+
+struct Subscriber {
+  uint64_t id;
+  std::optional<uint32_t> container;  // nullopt = root (all)
+  EventCallback callback;
+};
+
+class DocCore {
+ public:
+  explicit DocCore(PeerId peer);
+
+  // ---- tables
+  uint32_t intern_peer(PeerId peer);
+  uint32_t intern_container(const ContainerId& id);
+  PeerId real_peer(uint32_t idx) const { return peer_ids[idx]; }
+
+  // ---- causal graph
+  // The change holding unit `id` (nullptr when absent).
+  const Change* find_change(PeerId peer, Counter counter) const;
+  Lamport lamport_of(PeerId peer, Counter counter) const;
+  // The version of op unit `id` (everything it had seen, itself excluded).
+  DenseVv op_vv(const Change& ch, Counter counter) const;
+  Result<DenseVv> frontiers_to_dense(const Frontiers& f) const;
+  Frontiers dense_to_frontiers(const DenseVv& vv) const;
+  VersionVector to_public(const DenseVv& vv) const;
+  DenseVv to_dense(const VersionVector& vv);
+
+  // ---- op log
+  // Appends a causally ready change (deps known, counter == oplog end) and
+  // computes its lamport and deps_vv.
+  void append_change(Change ch);
+  // A copy of `ch` without its units below `from` (deps become its own previous op).
+  Change slice_change(const Change& ch, Counter from) const;
+
+  // ---- state
+  ContainerState& container_state(State& s, uint32_t idx);
+  // Applies units [ch.counter, to) of `ch` to `s`.
+  Status apply_change(State& s, const Change& ch, Counter to);
+  // Rebuilds a state holding exactly the ops in `vv`.
+  Result<std::unique_ptr<State>> build_state(const DenseVv& vv);
+  Value container_value(const State& s, uint32_t idx, bool deep) const;
+  Value doc_value(const State& s) const;
+
+  // ---- import / local edits / commit
+  Result<ImportStatus> import_changes(std::vector<Change> incoming);
+  Status commit(const CommitOptions& options);
+  // Applies a local op to the state and the open transaction.
+  Status local_op(Op op);
+  Status check_editable(uint32_t container) const;
+  bool txn_open() const { return !txn_ops.empty(); }
+
+  // ---- events
+  void touch(uint32_t container);
+  void begin_events();
+  void end_events(EventTrigger by, const std::string& origin, std::optional<std::string> msg,
+                  const Frontiers& from);
+  void emit_all_diff(const State& before, EventTrigger by);
+  bool has_subscribers() const { return !subscribers.empty(); }
+
+  std::string export_json(const VersionVector& from, bool compress) const;
+  Result<std::vector<Change>> decode_json(std::string_view text);
+  std::string export_binary(const VersionVector& from, bool snapshot) const;
+  Result<std::vector<Change>> decode_binary(std::string_view data);
+
+  PeerId peer;
+  uint32_t self = 0;  // dense index of `peer`
+  std::vector<PeerId> peer_ids;
+  std::unordered_map<PeerId, uint32_t> peer_index;
+  std::vector<ContainerId> containers;
+  std::unordered_map<ContainerId, uint32_t> container_index;
+  std::vector<bool> local_roots;  // roots requested through get_* (shown by to_json)
+
+  std::vector<Change> changes;                 // topological order
+  std::vector<std::vector<uint32_t>> by_peer;  // change indexes per dense peer
+  DenseVv oplog_vv;
+  Frontiers oplog_frontiers;
+  std::vector<Change> pending;
+
+  std::unique_ptr<State> state;
+  bool detached = false;
+  Frontiers state_frontiers;
+
+  // open transaction
+  std::vector<Op> txn_ops;
+  Counter txn_start = 0;
+  Frontiers txn_deps;
+
+  bool auto_commit = false;
+  bool record_timestamp = false;
+  int64_t merge_interval = 1000;
+
+  std::vector<Subscriber> subscribers;
+  std::vector<std::pair<uint64_t, LocalUpdateCallback>> local_update_subscribers;
+  uint64_t next_subscriber = 1;
+  // events being gathered: container -> shallow value before
+  bool gathering = false;
+  std::map<uint32_t, Value> before_values;
+  int emitting = 0;
+};
+
+// Content diff between two shallow values of one container (nullopt when equal).
+std::optional<ContainerDiff> diff_values(const ContainerId& id, const Value& before,
+                                         const Value& after);
+
+}  // namespace weft::crdt::detail
+
+#endif  // WEFT_SRC_CRDT_CORE_H_

@@ -1,0 +1,306 @@
+// Doc: the public face of DocCore (see weft/crdt/doc.h).
+#include "weft/crdt/doc.h"
+
+#include <random>
+
+#include "crdt/binary_codec.h"
+#include "crdt/core.h"
+
+namespace weft::crdt {
+
+using detail::DocCore;
+
+namespace {
+
+PeerId random_peer() {
+  std::random_device rd;
+  std::mt19937_64 gen((uint64_t(rd()) << 32) ^ rd());
+  PeerId p;
+  do {
+    p = gen();
+  } while (p == kReservedPeer);
+  return p;
+}
+
+}  // namespace
+
+Doc::Doc() : Doc(random_peer()) {}
+Doc::Doc(PeerId peer) : core_(std::make_shared<DocCore>(peer == kReservedPeer ? 0 : peer)) {}
+Doc::Doc(std::shared_ptr<DocCore> core) : core_(std::move(core)) {}
+Doc::~Doc() = default;
+Doc::Doc(Doc&&) noexcept = default;
+Doc& Doc::operator=(Doc&&) noexcept = default;
+
+PeerId Doc::peer_id() const { return core_->peer; }
+
+Status Doc::set_peer_id(PeerId peer) {
+  if (peer == kReservedPeer) return invalid_argument("peer id u64::MAX is reserved");
+  WEFT_RETURN_IF_ERROR(core_->commit({}));
+  core_->peer = peer;
+  core_->self = core_->intern_peer(peer);
+  return Status();
+}
+
+namespace {
+template <typename Ref>
+Ref root_ref(const std::shared_ptr<DocCore>& core, std::string_view name, ContainerType type) {
+  ContainerId id = ContainerId::root(std::string(name), type);
+  uint32_t idx = core->intern_container(id);
+  core->local_roots[idx] = true;
+  return Ref(core, std::move(id));
+}
+template <typename Ref>
+Result<Ref> any_ref(const std::shared_ptr<DocCore>& core, const ContainerId& id,
+                    ContainerType type) {
+  if (id.type() != type) {
+    return invalid_argument("container " + id.to_string() + " is not a " +
+                            std::string(container_type_name(type)));
+  }
+  if (id.is_root()) {
+    if (!is_valid_root_name(id.name())) return invalid_argument("invalid root container name");
+    core->intern_container(id);
+  } else if (!core->container_index.count(id)) {
+    return not_found("container " + id.to_string() + " does not exist in this doc");
+  }
+  return Ref(core, id);
+}
+}  // namespace
+
+TextRef Doc::get_text(std::string_view name) {
+  return root_ref<TextRef>(core_, name, ContainerType::kText);
+}
+ListRef Doc::get_list(std::string_view name) {
+  return root_ref<ListRef>(core_, name, ContainerType::kList);
+}
+MapRef Doc::get_map(std::string_view name) {
+  return root_ref<MapRef>(core_, name, ContainerType::kMap);
+}
+CounterRef Doc::get_counter(std::string_view name) {
+  return root_ref<CounterRef>(core_, name, ContainerType::kCounter);
+}
+Result<TextRef> Doc::text(const ContainerId& id) {
+  return any_ref<TextRef>(core_, id, ContainerType::kText);
+}
+Result<ListRef> Doc::list(const ContainerId& id) {
+  return any_ref<ListRef>(core_, id, ContainerType::kList);
+}
+Result<MapRef> Doc::map(const ContainerId& id) {
+  return any_ref<MapRef>(core_, id, ContainerType::kMap);
+}
+Result<CounterRef> Doc::counter(const ContainerId& id) {
+  return any_ref<CounterRef>(core_, id, ContainerType::kCounter);
+}
+
+Result<Value> Doc::get_value(const ContainerId& id) const {
+  auto it = core_->container_index.find(id);
+  if (it == core_->container_index.end()) {
+    if (id.is_root())
+      return core_->container_value(*core_->state, core_->intern_container(id), true);
+    return not_found("container " + id.to_string() + " does not exist in this doc");
+  }
+  return core_->container_value(*core_->state, it->second, true);
+}
+
+Status Doc::commit(const CommitOptions& options) { return core_->commit(options); }
+void Doc::set_auto_commit(bool on) { core_->auto_commit = on; }
+void Doc::set_record_timestamp(bool on) { core_->record_timestamp = on; }
+void Doc::set_change_merge_interval(int64_t seconds) { core_->merge_interval = seconds; }
+
+Result<ImportStatus> Doc::import(std::string_view data, std::string_view origin) {
+  (void)origin;
+  WEFT_RETURN_IF_ERROR(core_->commit({}));
+  std::vector<detail::Change> changes;
+  if (detail::is_weft_binary(data)) {
+    WEFT_ASSIGN_OR_RETURN(changes, core_->decode_binary(data));
+  } else {
+    WEFT_ASSIGN_OR_RETURN(changes, core_->decode_json(data));
+  }
+  return core_->import_changes(std::move(changes));
+}
+
+std::string Doc::export_json_updates(const VersionVector& from, bool peer_compression) const {
+  return core_->export_json(from, peer_compression);
+}
+std::string Doc::export_updates(const VersionVector& from) const {
+  return core_->export_binary(from, false);
+}
+std::string Doc::export_snapshot() const { return core_->export_binary({}, true); }
+
+VersionVector Doc::version() const { return core_->to_public(core_->state->vv); }
+VersionVector Doc::oplog_version() const { return core_->to_public(core_->oplog_vv); }
+Frontiers Doc::frontiers() const { return core_->state_frontiers; }
+Frontiers Doc::oplog_frontiers() const { return core_->oplog_frontiers; }
+
+Result<VersionVector> Doc::frontiers_to_vv(const Frontiers& frontiers) const {
+  WEFT_ASSIGN_OR_RETURN(detail::DenseVv vv, core_->frontiers_to_dense(frontiers));
+  return core_->to_public(vv);
+}
+
+Frontiers Doc::vv_to_frontiers(const VersionVector& vv) const {
+  detail::DenseVv d;
+  for (const auto& [p, c] : vv.entries()) {
+    auto it = core_->peer_index.find(p);
+    if (it != core_->peer_index.end())
+      d.set(it->second, std::min(c, core_->oplog_vv.get(it->second)));
+  }
+  return core_->dense_to_frontiers(d);
+}
+
+Result<VersionOrder> Doc::compare(const Frontiers& a, const Frontiers& b) const {
+  WEFT_ASSIGN_OR_RETURN(VersionVector va, frontiers_to_vv(a));
+  WEFT_ASSIGN_OR_RETURN(VersionVector vb, frontiers_to_vv(b));
+  return va.compare(vb);
+}
+
+size_t Doc::change_count() const { return core_->changes.size(); }
+size_t Doc::op_count() const { return static_cast<size_t>(core_->oplog_vv.total()); }
+
+std::vector<ChangeMeta> Doc::changes() const {
+  std::vector<ChangeMeta> out;
+  for (const auto& ch : core_->changes) {
+    out.push_back({ID{core_->peer_ids[ch.peer], ch.counter}, ch.len, ch.lamport, ch.timestamp,
+                   ch.msg, ch.deps});
+  }
+  return out;
+}
+
+namespace {
+// A new core with the history of `src` up to `vv` (all when nullptr).
+std::shared_ptr<DocCore> copy_history(const DocCore& src, const detail::DenseVv* vv, PeerId peer) {
+  auto core = std::make_shared<DocCore>(peer);
+  for (PeerId p : src.peer_ids) core->intern_peer(p);
+  core->self = core->intern_peer(peer);
+  for (const ContainerId& c : src.containers) core->intern_container(c);
+  core->local_roots = src.local_roots;
+  for (const auto& ch : src.changes) {
+    Counter to = vv ? std::min(ch.end(), vv->get(ch.peer)) : ch.end();
+    if (to <= ch.counter) continue;
+    detail::Change c = ch;
+    if (to < ch.end()) {
+      c.len = to - ch.counter;
+      std::vector<detail::Op> ops;
+      for (auto& op : c.ops) {
+        if (op.counter >= to) break;
+        Counter keep = to - op.counter;
+        if (keep < op.atom_len()) {
+          // Cut the op after `keep` units.
+          switch (op.kind) {
+            case detail::OpKind::kTextInsert:
+              op.text.resize(keep);
+              break;
+            case detail::OpKind::kListInsert:
+              op.values.resize(keep);
+              break;
+            case detail::OpKind::kSeqDelete:
+              op.len = op.len > 0 ? keep : -keep;
+              break;
+            default:
+              break;
+          }
+        }
+        ops.push_back(std::move(op));
+      }
+      c.ops = std::move(ops);
+    }
+    core->append_change(std::move(c));
+  }
+  auto st = core->build_state(core->oplog_vv);
+  if (st.ok()) core->state = std::move(*st);
+  core->state_frontiers = core->oplog_frontiers;
+  return core;
+}
+}  // namespace
+
+Doc Doc::fork() const {
+  core_->commit({}).ignore_error();
+  return Doc(copy_history(*core_, nullptr, random_peer()));
+}
+
+Result<Doc> Doc::fork_at(const Frontiers& frontiers) const {
+  core_->commit({}).ignore_error();
+  WEFT_ASSIGN_OR_RETURN(detail::DenseVv vv, core_->frontiers_to_dense(frontiers));
+  return Doc(copy_history(*core_, &vv, random_peer()));
+}
+
+Status Doc::checkout(const Frontiers& frontiers) {
+  WEFT_RETURN_IF_ERROR(core_->commit({}));
+  WEFT_ASSIGN_OR_RETURN(detail::DenseVv vv, core_->frontiers_to_dense(frontiers));
+  WEFT_ASSIGN_OR_RETURN(auto st, core_->build_state(vv));
+  std::unique_ptr<detail::State> before = std::move(core_->state);
+  core_->state = std::move(st);
+  core_->state_frontiers = core_->dense_to_frontiers(vv);
+  core_->detached = !(vv.total() == core_->oplog_vv.total());
+  core_->emit_all_diff(*before, EventTrigger::kCheckout);
+  return Status();
+}
+
+Status Doc::checkout_to_latest() {
+  if (!core_->detached) return Status();
+  WEFT_ASSIGN_OR_RETURN(auto st, core_->build_state(core_->oplog_vv));
+  std::unique_ptr<detail::State> before = std::move(core_->state);
+  core_->state = std::move(st);
+  core_->state_frontiers = core_->oplog_frontiers;
+  core_->detached = false;
+  core_->emit_all_diff(*before, EventTrigger::kCheckout);
+  return Status();
+}
+
+bool Doc::is_detached() const { return core_->detached; }
+void Doc::detach() {
+  core_->commit({}).ignore_error();
+  core_->detached = true;
+}
+Status Doc::attach() { return checkout_to_latest(); }
+
+Result<std::vector<ContainerDiff>> Doc::diff(const Frontiers& from, const Frontiers& to) const {
+  WEFT_ASSIGN_OR_RETURN(detail::DenseVv a, core_->frontiers_to_dense(from));
+  WEFT_ASSIGN_OR_RETURN(detail::DenseVv b, core_->frontiers_to_dense(to));
+  WEFT_ASSIGN_OR_RETURN(auto sa, core_->build_state(a));
+  WEFT_ASSIGN_OR_RETURN(auto sb, core_->build_state(b));
+  std::vector<ContainerDiff> out;
+  for (uint32_t i = 0; i < core_->containers.size(); ++i) {
+    auto d = detail::diff_values(core_->containers[i], core_->container_value(*sa, i, false),
+                                 core_->container_value(*sb, i, false));
+    if (d) out.push_back(std::move(*d));
+  }
+  return out;
+}
+
+Value Doc::to_json() const { return core_->doc_value(*core_->state); }
+std::string Doc::to_json_string() const { return to_json().to_json_string(); }
+
+Subscription Doc::subscribe_root(EventCallback callback) {
+  uint64_t id = core_->next_subscriber++;
+  core_->subscribers.push_back({id, std::nullopt, std::move(callback)});
+  std::weak_ptr<DocCore> weak = core_;
+  return Subscription([weak, id] {
+    if (auto c = weak.lock()) {
+      std::erase_if(c->subscribers, [&](const detail::Subscriber& s) { return s.id == id; });
+    }
+  });
+}
+
+Subscription Doc::subscribe(const ContainerId& container, EventCallback callback) {
+  uint64_t id = core_->next_subscriber++;
+  uint32_t idx = core_->intern_container(container);
+  core_->subscribers.push_back({id, idx, std::move(callback)});
+  std::weak_ptr<DocCore> weak = core_;
+  return Subscription([weak, id] {
+    if (auto c = weak.lock()) {
+      std::erase_if(c->subscribers, [&](const detail::Subscriber& s) { return s.id == id; });
+    }
+  });
+}
+
+Subscription Doc::subscribe_local_update(LocalUpdateCallback callback) {
+  uint64_t id = core_->next_subscriber++;
+  core_->local_update_subscribers.emplace_back(id, std::move(callback));
+  std::weak_ptr<DocCore> weak = core_;
+  return Subscription([weak, id] {
+    if (auto c = weak.lock()) {
+      std::erase_if(c->local_update_subscribers, [&](const auto& s) { return s.first == id; });
+    }
+  });
+}
+
+}  // namespace weft::crdt

@@ -1,0 +1,429 @@
+// Container handles: local edits go through DocCore::local_op (see handles.h).
+#include "weft/crdt/handles.h"
+
+#include <cmath>
+
+#include "crdt/core.h"
+#include "weft/base/diff.h"
+
+namespace weft::crdt {
+
+using detail::DocCore;
+using detail::Op;
+using detail::OpKind;
+
+namespace {
+
+int unit_kind(PosUnit unit) {
+  switch (unit) {
+    case PosUnit::kUnicode:
+      return 0;
+    case PosUnit::kUtf16:
+      return 1;
+    case PosUnit::kBytes:
+      return 2;
+  }
+  return 0;
+}
+
+Status gone() { return failed_precondition("the handle is empty or its doc is gone"); }
+
+// The state of `id`, created on first use.
+detail::ContainerState& cstate(DocCore& core, const ContainerId& id, uint32_t* idx_out = nullptr) {
+  uint32_t idx = core.intern_container(id);
+  if (idx_out) *idx_out = idx;
+  return core.container_state(*core.state, idx);
+}
+
+const detail::ContainerState* cstate_if(const DocCore& core, const ContainerId& id) {
+  auto it = core.container_index.find(id);
+  if (it == core.container_index.end() || it->second >= core.state->containers.size())
+    return nullptr;
+  return core.state->containers[it->second].get();
+}
+
+Status finish(DocCore& core, Status st) {
+  if (st.ok() && core.auto_commit) return core.commit({});
+  return st;
+}
+
+Counter next_counter(const DocCore& core) {
+  Counter c = core.txn_ops.empty() ? core.oplog_vv.get(core.self) : core.txn_start;
+  for (const Op& o : core.txn_ops) c += o.atom_len();
+  return c;
+}
+
+bool holds_container(const Value& v) {
+  if (v.is_container()) return true;
+  if (v.kind() == Value::Kind::kList) {
+    for (const auto& e : v.as_list())
+      if (holds_container(e)) return true;
+  }
+  if (v.kind() == Value::Kind::kMap) {
+    for (const auto& [k, e] : v.as_map())
+      if (holds_container(e)) return true;
+  }
+  return false;
+}
+
+// Deletes unicode units [from, to) of a text or list, right to left so that
+// each op's position is valid after the previous ones.
+Status delete_units(DocCore& core, uint32_t idx, detail::Seq& seq, size_t from, size_t to) {
+  auto runs = seq.unit_runs(from, to);
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+    Op op;
+    op.kind = OpKind::kSeqDelete;
+    op.container = idx;
+    op.pos = static_cast<int32_t>(it->entity);
+    op.len = static_cast<int32_t>(it->len);
+    op.start_id = ID{core.peer_ids[it->peer], it->counter};
+    WEFT_RETURN_IF_ERROR(core.local_op(std::move(op)));
+  }
+  return Status();
+}
+
+}  // namespace
+
+bool ContainerRef::is_attached_to_root() const {
+  if (!core_) return false;
+  if (id_.is_root()) return true;
+  // A child is attached when some visible value of the doc references it.
+  std::function<bool(const Value&)> find = [&](const Value& v) -> bool {
+    if (v.is_container()) {
+      if (v.as_container() == id_) return true;
+      auto it = core_->container_index.find(v.as_container());
+      if (it == core_->container_index.end()) return false;
+      return find(core_->container_value(*core_->state, it->second, false));
+    }
+    if (v.kind() == Value::Kind::kList) {
+      for (const auto& e : v.as_list())
+        if (find(e)) return true;
+    }
+    if (v.kind() == Value::Kind::kMap) {
+      for (const auto& [k, e] : v.as_map())
+        if (find(e)) return true;
+    }
+    return false;
+  };
+  for (uint32_t i = 0; i < core_->containers.size(); ++i) {
+    if (core_->containers[i].is_root() && find(core_->container_value(*core_->state, i, false))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------- TextRef
+
+Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
+  if (!core_) return gone();
+  WEFT_RETURN_IF_ERROR(validate_utf8(text));
+  uint32_t idx;
+  auto& cs = cstate(*core_, id_, &idx);
+  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  WEFT_ASSIGN_OR_RETURN(auto b, cs.seq->locate(pos, unit_kind(unit)));
+  if (text.empty()) return Status();
+  Op op;
+  op.kind = OpKind::kTextInsert;
+  op.container = idx;
+  op.pos = static_cast<int32_t>(b.entity);
+  for (size_t i = 0; i < text.size();) op.text.push_back(decode_utf8_unchecked(text, i));
+  return finish(*core_, core_->local_op(std::move(op)));
+}
+
+Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
+  if (!core_) return gone();
+  uint32_t idx;
+  auto& cs = cstate(*core_, id_, &idx);
+  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  WEFT_ASSIGN_OR_RETURN(auto a, cs.seq->locate(pos, unit_kind(unit)));
+  WEFT_ASSIGN_OR_RETURN(auto b, cs.seq->locate(pos + len, unit_kind(unit)));
+  if (len == 0) return Status();
+  return finish(*core_, delete_units(*core_, idx, *cs.seq, a.units, b.units));
+}
+
+Status TextRef::splice(size_t pos, size_t len, std::string_view text, PosUnit unit) {
+  WEFT_RETURN_IF_ERROR(validate_utf8(text));
+  if (!core_) return gone();
+  bool ac = core_->auto_commit;
+  core_->auto_commit = false;
+  Status st = erase(pos, len, unit);
+  if (st.ok()) st = insert(pos, text, unit);
+  core_->auto_commit = ac;
+  return finish(*core_, st);
+}
+
+Status TextRef::update(std::string_view new_text) {
+  if (!core_) return gone();
+  WEFT_RETURN_IF_ERROR(validate_utf8(new_text));
+  std::string old = to_string();
+  auto reps = diff_text(old, new_text);
+  bool ac = core_->auto_commit;
+  core_->auto_commit = false;
+  Status st;
+  // Back to front: earlier byte offsets stay valid.
+  for (auto it = reps.rbegin(); it != reps.rend() && st.ok(); ++it) {
+    if (it->old_length) st = erase(it->old_offset, it->old_length, PosUnit::kBytes);
+    if (st.ok() && it->new_length) {
+      st = insert(it->old_offset, new_text.substr(it->new_offset, it->new_length), PosUnit::kBytes);
+    }
+  }
+  core_->auto_commit = ac;
+  return finish(*core_, st);
+}
+
+Status TextRef::mark(size_t start, size_t end, std::string_view key, const Value& value,
+                     PosUnit unit, int expand) {
+  if (!core_) return gone();
+  if (start >= end) return invalid_argument("mark needs start < end");
+  if (holds_container(value)) return invalid_argument("a style value cannot hold a container");
+  uint32_t idx;
+  auto& cs = cstate(*core_, id_, &idx);
+  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  WEFT_ASSIGN_OR_RETURN(auto a, cs.seq->locate(start, unit_kind(unit)));
+  WEFT_ASSIGN_OR_RETURN(auto b, cs.seq->locate(end, unit_kind(unit)));
+  Op op;
+  op.kind = OpKind::kMark;
+  op.container = idx;
+  op.pos = static_cast<int32_t>(a.entity);
+  op.len = static_cast<int32_t>(b.entity);
+  op.key = std::string(key);
+  op.value = value;
+  op.info = 0x80 | ((expand & 1) ? 0x04 : 0) | ((expand & 2) ? 0x02 : 0);
+  bool ac = core_->auto_commit;
+  core_->auto_commit = false;
+  Status st = core_->local_op(op);
+  if (st.ok()) {
+    Op end_op;
+    end_op.kind = OpKind::kMarkEnd;
+    end_op.container = idx;
+    end_op.len = static_cast<int32_t>(b.entity) + 1;
+    st = core_->local_op(std::move(end_op));
+  }
+  core_->auto_commit = ac;
+  return finish(*core_, st);
+}
+
+size_t TextRef::len(PosUnit unit) const {
+  if (!core_) return 0;
+  const auto* cs = cstate_if(*core_, id_);
+  if (!cs || !cs->seq) return 0;
+  switch (unit) {
+    case PosUnit::kUnicode:
+      return cs->seq->visible_units();
+    case PosUnit::kUtf16:
+      return cs->seq->utf16_len();
+    case PosUnit::kBytes:
+      return cs->seq->utf8_len();
+  }
+  return 0;
+}
+
+std::string TextRef::to_string() const {
+  if (!core_) return "";
+  const auto* cs = cstate_if(*core_, id_);
+  return cs && cs->seq ? cs->seq->to_utf8() : "";
+}
+
+Result<size_t> TextRef::convert_pos(size_t pos, PosUnit from, PosUnit to) const {
+  if (!core_) return gone();
+  const auto* cs = cstate_if(*core_, id_);
+  if (!cs || !cs->seq) {
+    if (pos == 0) return size_t{0};
+    return out_of_range("position past the end of an empty text");
+  }
+  WEFT_ASSIGN_OR_RETURN(auto b, cs->seq->locate(pos, unit_kind(from)));
+  switch (to) {
+    case PosUnit::kUnicode:
+      return b.units;
+    case PosUnit::kUtf16:
+      return b.u16;
+    case PosUnit::kBytes:
+      return b.u8;
+  }
+  return b.units;
+}
+
+// ---------------------------------------------------------------- ListRef
+
+Status ListRef::insert(size_t index, const Value& value) {
+  if (!core_) return gone();
+  if (holds_container(value)) {
+    return invalid_argument("list values cannot hold container references; use insert_container");
+  }
+  uint32_t idx;
+  auto& cs = cstate(*core_, id_, &idx);
+  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  if (index > cs.seq->visible_units()) {
+    return out_of_range("list index " + std::to_string(index) + " is past the end (length " +
+                        std::to_string(cs.seq->visible_units()) + ")");
+  }
+  Op op;
+  op.kind = OpKind::kListInsert;
+  op.container = idx;
+  op.pos = static_cast<int32_t>(index);
+  op.values.push_back(value);
+  return finish(*core_, core_->local_op(std::move(op)));
+}
+
+Status ListRef::erase(size_t index, size_t count) {
+  if (!core_) return gone();
+  uint32_t idx;
+  auto& cs = cstate(*core_, id_, &idx);
+  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  if (index + count > cs.seq->visible_units()) {
+    return out_of_range("list range [" + std::to_string(index) + ", " +
+                        std::to_string(index + count) + ") is past the end (length " +
+                        std::to_string(cs.seq->visible_units()) + ")");
+  }
+  return finish(*core_, delete_units(*core_, idx, *cs.seq, index, index + count));
+}
+
+Result<ContainerId> ListRef::insert_container(size_t index, ContainerType type) {
+  if (!core_) return gone();
+  if (type == ContainerType::kMovableList || type == ContainerType::kTree) {
+    return unimplemented("weft does not implement " + std::string(container_type_name(type)) +
+                         " yet");
+  }
+  uint32_t idx;
+  auto& cs = cstate(*core_, id_, &idx);
+  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  if (index > cs.seq->visible_units()) return out_of_range("list index past the end");
+  ContainerId child = ContainerId::child(ID{core_->peer, next_counter(*core_)}, type);
+  core_->intern_container(child);
+  Op op;
+  op.kind = OpKind::kListInsert;
+  op.container = idx;
+  op.pos = static_cast<int32_t>(index);
+  op.values.push_back(Value(child));
+  WEFT_RETURN_IF_ERROR(finish(*core_, core_->local_op(std::move(op))));
+  return child;
+}
+
+size_t ListRef::len() const {
+  if (!core_) return 0;
+  const auto* cs = cstate_if(*core_, id_);
+  return cs && cs->seq ? cs->seq->visible_units() : 0;
+}
+
+Result<Value> ListRef::get(size_t index) const {
+  if (!core_) return gone();
+  const auto* cs = cstate_if(*core_, id_);
+  if (!cs || !cs->seq || index >= cs->seq->visible_units()) {
+    return out_of_range("list index " + std::to_string(index) + " is past the end");
+  }
+  return cs->list_values[cs->seq->visible_contents()[index]];
+}
+
+ValueList ListRef::values() const {
+  if (!core_) return {};
+  auto it = core_->container_index.find(id_);
+  if (it == core_->container_index.end()) return {};
+  return core_->container_value(*core_->state, it->second, false).as_list();
+}
+
+// ---------------------------------------------------------------- MapRef
+
+Status MapRef::set(std::string_view key, const Value& value) {
+  if (!core_) return gone();
+  if (holds_container(value)) {
+    return invalid_argument("map values cannot hold container references; use set_container");
+  }
+  WEFT_RETURN_IF_ERROR(validate_utf8(key));
+  uint32_t idx;
+  cstate(*core_, id_, &idx);
+  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  Op op;
+  op.kind = OpKind::kMapSet;
+  op.container = idx;
+  op.key = std::string(key);
+  op.value = value;
+  return finish(*core_, core_->local_op(std::move(op)));
+}
+
+Status MapRef::erase(std::string_view key) {
+  if (!core_) return gone();
+  uint32_t idx;
+  auto& cs = cstate(*core_, id_, &idx);
+  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  auto it = cs.map.find(std::string(key));
+  if (it == cs.map.end() || !it->second.value) return Status();
+  Op op;
+  op.kind = OpKind::kMapDelete;
+  op.container = idx;
+  op.key = std::string(key);
+  return finish(*core_, core_->local_op(std::move(op)));
+}
+
+Result<ContainerId> MapRef::set_container(std::string_view key, ContainerType type) {
+  if (!core_) return gone();
+  if (type == ContainerType::kMovableList || type == ContainerType::kTree) {
+    return unimplemented("weft does not implement " + std::string(container_type_name(type)) +
+                         " yet");
+  }
+  WEFT_RETURN_IF_ERROR(validate_utf8(key));
+  uint32_t idx;
+  cstate(*core_, id_, &idx);
+  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  ContainerId child = ContainerId::child(ID{core_->peer, next_counter(*core_)}, type);
+  core_->intern_container(child);
+  Op op;
+  op.kind = OpKind::kMapSet;
+  op.container = idx;
+  op.key = std::string(key);
+  op.value = Value(child);
+  WEFT_RETURN_IF_ERROR(finish(*core_, core_->local_op(std::move(op))));
+  return child;
+}
+
+std::optional<Value> MapRef::get(std::string_view key) const {
+  if (!core_) return std::nullopt;
+  const auto* cs = cstate_if(*core_, id_);
+  if (!cs) return std::nullopt;
+  auto it = cs->map.find(std::string(key));
+  if (it == cs->map.end()) return std::nullopt;
+  return it->second.value;
+}
+
+size_t MapRef::size() const {
+  if (!core_) return 0;
+  const auto* cs = cstate_if(*core_, id_);
+  if (!cs) return 0;
+  size_t n = 0;
+  for (const auto& [k, e] : cs->map) n += e.value.has_value();
+  return n;
+}
+
+ValueMap MapRef::values() const {
+  ValueMap out;
+  if (!core_) return out;
+  const auto* cs = cstate_if(*core_, id_);
+  if (!cs) return out;
+  for (const auto& [k, e] : cs->map) {
+    if (e.value) out.emplace(k, *e.value);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- CounterRef
+
+Status CounterRef::increment(double delta) {
+  if (!core_) return gone();
+  if (!std::isfinite(delta)) return invalid_argument("counter delta must be finite");
+  uint32_t idx;
+  cstate(*core_, id_, &idx);
+  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  Op op;
+  op.kind = OpKind::kCounter;
+  op.container = idx;
+  op.number = delta;
+  return finish(*core_, core_->local_op(std::move(op)));
+}
+
+double CounterRef::value() const {
+  if (!core_) return 0;
+  const auto* cs = cstate_if(*core_, id_);
+  return cs ? cs->counter : 0;
+}
+
+}  // namespace weft::crdt

@@ -1,0 +1,329 @@
+// The sequence CRDT (see seq.h).
+#include "crdt/seq.h"
+
+#include <algorithm>
+
+#include "weft/base/utf.h"
+
+namespace weft::crdt::detail {
+namespace {
+
+constexpr size_t kChunkMax = 512;
+
+size_t utf8_width(char32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4; }
+
+}  // namespace
+
+bool Seq::deleted_in(uint32_t idx, const DenseVv* vv) const {
+  const Elem& e = arena_[idx];
+  if (e.del_peer == kNone) return false;
+  if (vv == nullptr) return true;
+  if (vv->includes(e.del_peer, e.del_counter)) return true;
+  auto [b, end] = extra_deleters_.equal_range(idx);
+  for (auto it = b; it != end; ++it) {
+    if (vv->includes(it->second.first, it->second.second)) return true;
+  }
+  return false;
+}
+
+void Seq::count(uint32_t idx, int sign, Chunk& c) {
+  const Elem& e = arena_[idx];
+  if (e.del_peer != kNone) return;
+  c.vis += sign;
+  total_vis_ += sign;
+  if (is_text_) {
+    if (e.content >= kStartAnchor) return;
+    size_t u16 = e.content > 0xFFFF ? 2 : 1, u8 = utf8_width(e.content);
+    c.chars += sign;
+    c.u16 += sign * int(u16);
+    c.u8 += sign * int(u8);
+    total_chars_ += sign;
+    total_u16_ += sign * int64_t(u16);
+    total_u8_ += sign * int64_t(u8);
+  } else {
+    c.chars += sign;
+    total_chars_ += sign;
+  }
+}
+
+Result<Seq::Cur> Seq::find_visible(uint32_t pos, const DenseVv* vv) const {
+  Cur c;
+  uint32_t remaining = pos;
+  if (vv == nullptr) {
+    if (pos > total_vis_)
+      return out_of_range("position " + std::to_string(pos) + " is past the end (" +
+                          std::to_string(total_vis_) + ")");
+    while (c.ci < chunks_.size() && chunks_[c.ci].vis < remaining) {
+      remaining -= chunks_[c.ci].vis;
+      ++c.ci;
+    }
+    if (c.ci >= chunks_.size()) return out_of_range("position past the end");
+    const auto& items = chunks_[c.ci].items;
+    for (c.off = 0; c.off < items.size(); ++c.off) {
+      if (arena_[items[c.off]].del_peer == kNone && --remaining == 0) return c;
+    }
+    return internal_error("sequence chunk counts are inconsistent");
+  }
+  for (; c.ci < chunks_.size(); ++c.ci) {
+    const auto& items = chunks_[c.ci].items;
+    for (c.off = 0; c.off < items.size(); ++c.off) {
+      if (visible(items[c.off], vv) && --remaining == 0) return c;
+    }
+  }
+  return out_of_range("position " + std::to_string(pos) + " is past the end of the op's version");
+}
+
+Seq::Cur Seq::insert_at(Cur c, uint32_t idx) {
+  if (chunks_.empty()) chunks_.emplace_back();
+  if (at_end(c)) {
+    c.ci = chunks_.size() - 1;
+    c.off = chunks_[c.ci].items.size();
+  }
+  Chunk& ch = chunks_[c.ci];
+  ch.items.insert(ch.items.begin() + c.off, idx);
+  count(idx, +1, ch);
+  if (ch.items.size() > kChunkMax) {
+    Chunk tail;
+    size_t half = ch.items.size() / 2;
+    tail.items.assign(ch.items.begin() + half, ch.items.end());
+    ch.items.resize(half);
+    Chunk head;
+    head.items = std::move(ch.items);
+    // Recount both halves (counts are additive; totals stay unchanged).
+    auto recount = [&](Chunk& k) {
+      k.vis = k.chars = k.u16 = k.u8 = 0;
+      for (uint32_t i : k.items) {
+        const Elem& e = arena_[i];
+        if (e.del_peer != kNone) continue;
+        ++k.vis;
+        if (is_text_) {
+          if (e.content >= kStartAnchor) continue;
+          ++k.chars;
+          k.u16 += e.content > 0xFFFF ? 2 : 1;
+          k.u8 += utf8_width(e.content);
+        } else {
+          ++k.chars;
+        }
+      }
+    };
+    recount(head);
+    recount(tail);
+    chunks_[c.ci] = std::move(head);
+    chunks_.insert(chunks_.begin() + c.ci + 1, std::move(tail));
+    if (c.off >= half) {
+      c.ci += 1;
+      c.off -= half;
+    }
+  }
+  return c;
+}
+
+Seq::Cur Seq::integrate(uint32_t idx, uint32_t left, Cur start, const DenseVv* vv) {
+  normalize(start);
+  // The conflict zone: elements right of the scan start that V has not seen.
+  std::vector<Cur> zone;
+  Cur c = start;
+  while (!at_end(c) && !known(arena_[at(c)], vv)) {
+    zone.push_back(c);
+    advance(c);
+  }
+  uint32_t right = at_end(c) ? kNone : at(c);
+  Elem& me = arena_[idx];
+  me.origin_left = left;
+  me.origin_right = right;
+  if (zone.empty()) return insert_at(start, idx);
+
+  const uint64_t my_peer = real_peer(me.peer);
+  constexpr int64_t kInf = INT64_MAX;
+  const int64_t z = static_cast<int64_t>(zone.size());
+  std::unordered_map<uint32_t, int64_t> zone_index;
+  zone_index.reserve(zone.size() * 2);
+  for (int64_t i = 0; i < z; ++i) zone_index.emplace(at(zone[i]), i);
+  // Position of a right parent: its origin right if that is a sibling.
+  auto parent_right = [&](uint32_t r) -> int64_t {
+    if (r == kNone || arena_[r].origin_left != left) return kInf;
+    if (r == right) return z;
+    auto it = zone_index.find(r);
+    return it != zone_index.end() ? it->second : z + 1;
+  };
+  const int64_t my_pr = parent_right(right);
+  int64_t insert_after = -1;  // zone index we go after (-1 = zone start)
+  bool scanning = false;
+  std::vector<uint32_t> passed;
+  auto was_passed = [&](uint32_t x) {
+    return std::find(passed.begin(), passed.end(), x) != passed.end();
+  };
+  for (int64_t i = 0; i < z; ++i) {
+    uint32_t oi = at(zone[i]);
+    const Elem& o = arena_[oi];
+    if (o.origin_left != left && (o.origin_left == kNone || !was_passed(o.origin_left))) break;
+    passed.push_back(oi);
+    if (o.origin_left == left) {
+      if (o.origin_right == right) {
+        if (real_peer(o.peer) > my_peer) break;
+        scanning = false;
+      } else {
+        int64_t pr = parent_right(o.origin_right);
+        if (pr < my_pr) {
+          scanning = true;
+        } else if (pr == my_pr && real_peer(o.peer) > my_peer) {
+          break;
+        } else {
+          scanning = false;
+        }
+      }
+    }
+    if (!scanning) insert_after = i;
+  }
+  Cur at_cur = insert_after + 1 < z ? zone[insert_after + 1] : c;
+  return insert_at(at_cur, idx);
+}
+
+Status Seq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint32_t* contents, size_t n,
+                   DenseVv* vv) {
+  if (n == 0) return Status();
+  if (vv) vv->set(peer, std::max(vv->get(peer), counter));
+  uint32_t left = kNone;
+  Cur start;
+  if (pos > 0) {
+    auto found = find_visible(pos, vv);
+    if (!found.ok()) return found.status();
+    left = at(*found);
+    start = *found;
+    advance(start);
+  }
+  arena_.reserve(arena_.size() + n);
+  for (size_t k = 0; k < n; ++k) {
+    if (vv) vv->set(peer, std::max(vv->get(peer), counter + int32_t(k)));
+    uint32_t idx = static_cast<uint32_t>(arena_.size());
+    arena_.push_back(Elem{peer, counter + int32_t(k), kNone, kNone, kNone, 0, contents[k]});
+    Cur placed = integrate(idx, left, start, vv);
+    left = idx;
+    start = placed;
+    advance(start);
+  }
+  if (vv) vv->set(peer, std::max(vv->get(peer), counter + int32_t(n)));
+  return Status();
+}
+
+Status Seq::erase_one(uint32_t peer, int32_t counter, uint32_t pos, DenseVv* vv) {
+  if (vv) vv->set(peer, std::max(vv->get(peer), counter));
+  auto found = find_visible(pos + 1, vv);
+  if (!found.ok()) return found.status();
+  uint32_t idx = at(*found);
+  Elem& e = arena_[idx];
+  if (e.del_peer == kNone) {
+    count(idx, -1, chunks_[found->ci]);
+    e.del_peer = peer;
+    e.del_counter = counter;
+  } else {
+    extra_deleters_.emplace(idx, std::make_pair(peer, counter));
+  }
+  if (vv) vv->set(peer, std::max(vv->get(peer), counter + 1));
+  return Status();
+}
+
+Result<Seq::Boundary> Seq::locate(size_t n, int kind) const {
+  Boundary b;
+  if (n == 0) return b;
+  auto chunk_units = [&](const Chunk& c) -> size_t {
+    return kind == 0 ? c.chars : kind == 1 ? c.u16 : c.u8;
+  };
+  size_t total = kind == 0 ? total_chars_ : kind == 1 ? total_u16_ : total_u8_;
+  if (n > total) {
+    return out_of_range("position " + std::to_string(n) + " is past the end (length " +
+                        std::to_string(total) + ")");
+  }
+  size_t ci = 0;
+  for (; ci < chunks_.size(); ++ci) {
+    const Chunk& c = chunks_[ci];
+    size_t cur = kind == 0 ? b.units : kind == 1 ? b.u16 : b.u8;
+    if (cur + chunk_units(c) >= n) break;
+    b.entity += c.vis;
+    b.units += c.chars;
+    b.u16 += c.u16;
+    b.u8 += c.u8;
+  }
+  if (ci >= chunks_.size()) return internal_error("sequence counts are inconsistent");
+  for (uint32_t i : chunks_[ci].items) {
+    const Elem& e = arena_[i];
+    if (e.del_peer != kNone) continue;
+    ++b.entity;
+    if (is_text_ && e.content >= kStartAnchor) continue;
+    ++b.units;
+    if (is_text_) {
+      b.u16 += e.content > 0xFFFF ? 2 : 1;
+      b.u8 += utf8_width(e.content);
+    }
+    size_t cur = kind == 0 ? b.units : kind == 1 ? b.u16 : b.u8;
+    if (cur == n) return b;
+    if (cur > n) {
+      return invalid_argument("position " + std::to_string(n) + " falls inside a character");
+    }
+  }
+  return internal_error("sequence counts are inconsistent");
+}
+
+std::vector<Seq::Run> Seq::unit_runs(size_t from, size_t to) const {
+  std::vector<Run> runs;
+  if (from >= to) return runs;
+  uint32_t entity = 0;
+  size_t units = 0;
+  for (const Chunk& c : chunks_) {
+    if (units + c.chars <= from) {
+      entity += c.vis;
+      units += c.chars;
+      continue;
+    }
+    for (uint32_t i : c.items) {
+      const Elem& e = arena_[i];
+      if (e.del_peer != kNone) continue;
+      bool anchor = is_text_ && e.content >= kStartAnchor;
+      if (!anchor) {
+        if (units >= from && units < to) {
+          Run* last = runs.empty() ? nullptr : &runs.back();
+          if (last && last->entity + last->len == entity && last->peer == e.peer &&
+              last->counter + int32_t(last->len) == e.counter) {
+            ++last->len;
+          } else {
+            runs.push_back(Run{entity, 1, e.peer, e.counter});
+          }
+        }
+        ++units;
+        if (units >= to) return runs;
+      }
+      ++entity;
+    }
+  }
+  return runs;
+}
+
+std::vector<uint32_t> Seq::visible_contents() const {
+  std::vector<uint32_t> out;
+  out.reserve(total_chars_);
+  for (const Chunk& c : chunks_) {
+    if (c.vis == 0) continue;
+    for (uint32_t i : c.items) {
+      const Elem& e = arena_[i];
+      if (e.del_peer != kNone || (is_text_ && e.content >= kStartAnchor)) continue;
+      out.push_back(e.content);
+    }
+  }
+  return out;
+}
+
+std::string Seq::to_utf8() const {
+  std::string out;
+  out.reserve(total_u8_);
+  for (const Chunk& c : chunks_) {
+    if (c.chars == 0) continue;
+    for (uint32_t i : c.items) {
+      const Elem& e = arena_[i];
+      if (e.del_peer != kNone || e.content >= kStartAnchor) continue;
+      append_utf8(out, static_cast<char32_t>(e.content));
+    }
+  }
+  return out;
+}
+
+}  // namespace weft::crdt::detail

@@ -1,0 +1,156 @@
+// Internal: the sequence CRDT behind Text and List containers.
+//
+// Every element ever inserted (characters, list values, style anchors) stays
+// in document order, deleted ones as tombstones. Elements live in an arena
+// (stable indexes, no per-element heap objects); the order is a list of
+// chunks of arena indexes with per-chunk counts, so that position lookups in
+// the current state cost O(chunks + chunk size) and inserts O(chunk size).
+//
+// Integration follows loro-json.md §3.2 (Fugue/YATA with right parents, peer
+// tie-break). An op is integrated against its own version V: when V contains
+// everything applied so far (the fast path, vv == nullptr) positions resolve
+// directly on the visible elements; otherwise known/visible are judged per
+// element against V, and only the conflict zone is scanned.
+#ifndef WEFT_SRC_CRDT_SEQ_H_
+#define WEFT_SRC_CRDT_SEQ_H_
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "weft/base/status.h"
+
+namespace weft::crdt::detail {
+
+inline constexpr uint32_t kNone = UINT32_MAX;
+inline constexpr char32_t kStartAnchor = 0x110000;  // content of a mark start anchor
+inline constexpr char32_t kEndAnchor = 0x110001;    // content of a mark end anchor
+
+// A dense version vector indexed by the doc's peer index.
+struct DenseVv {
+  std::vector<int32_t> ends;
+  int32_t get(uint32_t peer) const { return peer < ends.size() ? ends[peer] : 0; }
+  void set(uint32_t peer, int32_t end) {
+    if (peer >= ends.size()) ends.resize(peer + 1, 0);
+    ends[peer] = end;
+  }
+  void extend(uint32_t peer, int32_t end) {
+    if (get(peer) < end) set(peer, end);
+  }
+  void merge(const DenseVv& o) {
+    if (o.ends.size() > ends.size()) ends.resize(o.ends.size(), 0);
+    for (size_t i = 0; i < o.ends.size(); ++i) ends[i] = std::max(ends[i], o.ends[i]);
+  }
+  bool includes(uint32_t peer, int32_t counter) const { return counter < get(peer); }
+  int64_t total() const {
+    int64_t t = 0;
+    for (int32_t e : ends) t += e;
+    return t;
+  }
+};
+
+struct Elem {
+  uint32_t peer;  // dense peer index
+  int32_t counter;
+  uint32_t origin_left;       // arena index or kNone
+  uint32_t origin_right;      // arena index or kNone
+  uint32_t del_peer = kNone;  // first deleter (more in Seq::extra_deleters_)
+  int32_t del_counter = 0;
+  uint32_t content;  // text: code point (or anchor); list: index into values
+};
+
+class Seq {
+ public:
+  // `peer_ids` maps dense peer index -> real peer id (for the u64 tie-break).
+  explicit Seq(const std::vector<uint64_t>* peer_ids, bool is_text)
+      : peer_ids_(peer_ids), is_text_(is_text) {}
+
+  // Inserts `n` units with ids (peer, counter..counter+n-1) at entity position
+  // `pos` of version `vv` (nullptr = everything applied so far). The content of
+  // unit k is contents[k]. `vv` (when given) is updated for the own units.
+  // Errors: kOutOfRange when pos is past the end of the version.
+  Status insert(uint32_t peer, int32_t counter, uint32_t pos, const uint32_t* contents, size_t n,
+                DenseVv* vv);
+  // Deletes one unit: the pos-th visible entity of version `vv`, recording the
+  // deleter id. Errors: kOutOfRange.
+  Status erase_one(uint32_t peer, int32_t counter, uint32_t pos, DenseVv* vv);
+
+  // Visible entities (anchors included) in the current state.
+  size_t visible_entities() const { return total_vis_; }
+  // Visible non-anchor units (characters or list elements).
+  size_t visible_units() const { return total_chars_; }
+  size_t utf16_len() const { return total_u16_; }
+  size_t utf8_len() const { return total_u8_; }
+
+  // Visible contents in order (text: code points without anchors; list: value indexes).
+  std::vector<uint32_t> visible_contents() const;
+  std::string to_utf8() const;
+
+  // A unit boundary: entity index just after the n-th unit, and the unit
+  // counts (unicode / utf16 / utf8) up to there.
+  struct Boundary {
+    uint32_t entity = 0;
+    size_t units = 0, u16 = 0, u8 = 0;
+  };
+  // kind: 0 unicode units, 1 utf16, 2 utf8.
+  Result<Boundary> locate(size_t n, int kind) const;
+  // Entity-position runs [pos, pos+len) of the visible units [from, to)
+  // (unicode units), anchors excluded; in ascending order.
+  // Runs are split where element ids stop being consecutive (peer, counter+1).
+  struct Run {
+    uint32_t entity, len, peer;
+    int32_t counter;
+  };
+  std::vector<Run> unit_runs(size_t from, size_t to) const;
+  // Content of the arena element with id (peer, counter) if present.
+  size_t arena_size() const { return arena_.size(); }
+
+ private:
+  struct Chunk {
+    std::vector<uint32_t> items;  // arena indexes
+    uint32_t vis = 0, chars = 0, u16 = 0, u8 = 0;
+  };
+  struct Cur {
+    uint32_t ci = 0, off = 0;
+  };
+
+  bool known(const Elem& e, const DenseVv* vv) const {
+    return vv == nullptr || vv->includes(e.peer, e.counter);
+  }
+  bool deleted_in(uint32_t idx, const DenseVv* vv) const;
+  bool visible(uint32_t idx, const DenseVv* vv) const {
+    return known(arena_[idx], vv) && !deleted_in(idx, vv);
+  }
+  void count(uint32_t idx, int sign, Chunk& c);
+  bool at_end(Cur c) const { return c.ci >= chunks_.size(); }
+  void normalize(Cur& c) const {
+    while (c.ci < chunks_.size() && c.off >= chunks_[c.ci].items.size()) {
+      ++c.ci;
+      c.off = 0;
+    }
+  }
+  void advance(Cur& c) const {
+    ++c.off;
+    normalize(c);
+  }
+  uint32_t at(Cur c) const { return chunks_[c.ci].items[c.off]; }
+  // Finds the pos-th (1-based) visible entity of `vv`; returns its cursor.
+  Result<Cur> find_visible(uint32_t pos, const DenseVv* vv) const;
+  // Inserts arena index `idx` before cursor `c` (end allowed); returns its cursor.
+  Cur insert_at(Cur c, uint32_t idx);
+  // Integrates one unit whose left origin is `left` (scan starts at `start`).
+  Cur integrate(uint32_t idx, uint32_t left, Cur start, const DenseVv* vv);
+  uint64_t real_peer(uint32_t p) const { return (*peer_ids_)[p]; }
+
+  const std::vector<uint64_t>* peer_ids_;
+  bool is_text_;
+  std::vector<Elem> arena_;
+  std::vector<Chunk> chunks_;
+  std::unordered_multimap<uint32_t, std::pair<uint32_t, int32_t>> extra_deleters_;
+  size_t total_vis_ = 0, total_chars_ = 0, total_u16_ = 0, total_u8_ = 0;
+};
+
+}  // namespace weft::crdt::detail
+
+#endif  // WEFT_SRC_CRDT_SEQ_H_

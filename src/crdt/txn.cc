@@ -1,0 +1,214 @@
+// Import of decoded changes, local ops and commits (see core.h).
+#include <algorithm>
+#include <chrono>
+
+#include "crdt/core.h"
+
+namespace weft::crdt::detail {
+namespace {
+
+void add_span(std::vector<IdSpan>& spans, PeerId p, Counter start, Counter end) {
+  for (auto& s : spans) {
+    if (s.peer == p && s.end == start) {
+      s.end = end;
+      return;
+    }
+    if (s.peer == p && end == s.start) {
+      s.start = start;
+      return;
+    }
+  }
+  spans.push_back({p, start, end});
+}
+
+}  // namespace
+
+Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
+  // Snapshot what an error must restore (import is atomic).
+  const size_t old_changes = changes.size();
+  const DenseVv old_vv = oplog_vv;
+  const Frontiers old_frontiers = oplog_frontiers;
+  std::vector<Change> old_pending = pending;
+  const Frontiers from = state_frontiers;
+
+  std::vector<Change> cands = std::move(pending);
+  pending.clear();
+  for (auto& c : incoming) cands.push_back(std::move(c));
+  std::stable_sort(cands.begin(), cands.end(),
+                   [&](const Change& a, const Change& b) { return a.lamport < b.lamport; });
+  ImportStatus status;
+  Status err;
+  bool apply_state = !detached;
+  if (apply_state && has_subscribers()) begin_events();
+  std::vector<bool> done(cands.size(), false);
+  bool progress = true;
+  while (progress && err.ok()) {
+    progress = false;
+    for (size_t i = 0; i < cands.size() && err.ok(); ++i) {
+      if (done[i]) continue;
+      Change& c = cands[i];
+      Counter known = oplog_vv.get(c.peer);
+      if (c.end() <= known) {
+        done[i] = true;
+        continue;
+      }
+      if (c.counter > known) continue;  // waits for the same peer's earlier ops
+      bool ready = true;
+      for (const ID& d : c.deps) {
+        auto pit = peer_index.find(d.peer);
+        if (pit == peer_index.end() || !oplog_vv.includes(pit->second, d.counter)) {
+          ready = false;
+          break;
+        }
+      }
+      if (!ready && c.counter == known) continue;
+      Change ch = c.counter < known ? slice_change(c, known) : std::move(c);
+      if (ch.counter < known) continue;
+      done[i] = true;
+      progress = true;
+      PeerId p = peer_ids[ch.peer];
+      Counter start = ch.counter, end = ch.end();
+      append_change(std::move(ch));
+      if (apply_state) {
+        err = apply_change(*state, changes.back(), end);
+      }
+      add_span(status.success, p, start, end);
+    }
+  }
+  if (err.ok() && detached) {
+    // Validate positions against a scratch replay (the visible state stays put).
+    auto scratch = build_state(oplog_vv);
+    if (!scratch.ok()) err = scratch.status();
+  }
+  if (!err.ok()) {
+    // Roll back the op log and rebuild the state.
+    for (size_t i = changes.size(); i > old_changes; --i) by_peer[changes[i - 1].peer].pop_back();
+    changes.resize(old_changes);
+    oplog_vv = old_vv;
+    oplog_frontiers = old_frontiers;
+    pending = std::move(old_pending);
+    gathering = false;
+    before_values.clear();
+    if (!detached) {
+      auto rebuilt = build_state(oplog_vv);
+      if (rebuilt.ok()) state = std::move(*rebuilt);
+      state_frontiers = oplog_frontiers;
+    }
+    return err;
+  }
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (done[i]) continue;
+    add_span(status.pending, peer_ids[cands[i].peer], cands[i].counter, cands[i].end());
+    pending.push_back(std::move(cands[i]));
+  }
+  if (!detached) state_frontiers = oplog_frontiers;
+  if (apply_state && gathering) end_events(EventTrigger::kImport, "", std::nullopt, from);
+  return status;
+}
+
+Status DocCore::check_editable(uint32_t container) const {
+  if (detached) {
+    return failed_precondition(
+        "the doc is detached (checked out to an old version); "
+        "call checkout_to_latest() before editing");
+  }
+  (void)container;
+  return Status();
+}
+
+Status DocCore::local_op(Op op) {
+  if (txn_ops.empty()) {
+    txn_start = oplog_vv.get(self);
+    txn_deps = state_frontiers;
+    if (has_subscribers()) begin_events();
+  }
+  Counter counter = txn_start;
+  for (const Op& o : txn_ops) counter += o.atom_len();
+  op.counter = counter;
+  // Apply through a one-op change on the fast path (the op sees everything).
+  Change tmp;
+  tmp.peer = self;
+  tmp.counter = counter;
+  tmp.len = op.atom_len();
+  tmp.deps_total = state->vv_total;
+  tmp.lamport = 0;
+  if (op.kind == OpKind::kMapSet || op.kind == OpKind::kMapDelete) {
+    // Lamport of a local op: one above everything seen.
+    Lamport l = 0;
+    for (const ID& d : txn_deps.ids()) l = std::max(l, lamport_of(d.peer, d.counter) + 1);
+    tmp.lamport = l + static_cast<Lamport>(counter - txn_start);
+    tmp.counter = counter;
+  }
+  tmp.ops.push_back(op);
+  WEFT_RETURN_IF_ERROR(apply_change(*state, tmp, counter + tmp.len));
+  // Merge with the previous op when it simply continues it.
+  if (!txn_ops.empty()) {
+    Op& last = txn_ops.back();
+    if (last.container == op.container && last.kind == op.kind) {
+      if (op.kind == OpKind::kTextInsert && last.pos + int32_t(last.text.size()) == op.pos) {
+        last.text += op.text;
+        return Status();
+      }
+      if (op.kind == OpKind::kSeqDelete && op.len == 1 && last.len > 0 && last.pos == op.pos &&
+          last.start_id.peer == op.start_id.peer &&
+          last.start_id.counter + last.len == op.start_id.counter) {
+        last.len += 1;
+        return Status();
+      }
+    }
+  }
+  txn_ops.push_back(std::move(op));
+  return Status();
+}
+
+Status DocCore::commit(const CommitOptions& options) {
+  if (txn_ops.empty()) return Status();
+  Change ch;
+  ch.peer = self;
+  ch.counter = txn_start;
+  for (const Op& o : txn_ops) ch.len += o.atom_len();
+  ch.deps = txn_deps.ids();
+  ch.msg = options.message;
+  int64_t ts = 0;
+  if (options.timestamp) {
+    ts = *options.timestamp;
+  } else if (record_timestamp) {
+    ts = std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+             .count();
+  }
+  for (const ID& d : ch.deps) {
+    if (const Change* dc = find_change(d.peer, d.counter)) ts = std::max(ts, dc->timestamp);
+  }
+  ch.timestamp = ts;
+  ch.ops = std::move(txn_ops);
+  txn_ops.clear();
+  const VersionVector before = to_public(oplog_vv);
+  // Merge into the previous change the way Loro does.
+  bool merged = false;
+  if (!by_peer[self].empty()) {
+    Change& prev = changes[by_peer[self].back()];
+    if (prev.end() == ch.counter && ch.deps.size() == 1 && ch.deps[0] == ID{peer, ch.counter - 1} &&
+        ch.timestamp - prev.timestamp <= merge_interval && prev.msg == ch.msg &&
+        by_peer[self].back() + 1 == changes.size()) {
+      prev.len += ch.len;
+      for (Op& o : ch.ops) prev.ops.push_back(std::move(o));
+      oplog_vv.set(self, prev.end());
+      oplog_frontiers = Frontiers({ID{peer, prev.end() - 1}});
+      merged = true;
+    }
+  }
+  if (!merged) append_change(std::move(ch));
+  state_frontiers = oplog_frontiers;
+  if (gathering) {
+    end_events(EventTrigger::kLocal, options.origin, options.message, txn_deps);
+  }
+  if (!local_update_subscribers.empty()) {
+    std::string bytes = export_binary(before, false);
+    auto subs = local_update_subscribers;
+    for (auto& [id, cb] : subs) cb(bytes);
+  }
+  return Status();
+}
+
+}  // namespace weft::crdt::detail
