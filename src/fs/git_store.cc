@@ -193,6 +193,25 @@ struct Scanner {
   }
 };
 
+// Deletes every symbolic link under dirfd (not following any), skipping .git.
+Status remove_symlinks(int dirfd, const std::string& rel) {
+  WEFT_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, read_dir(dirfd, false));
+  for (const DirEntry& e : entries) {
+    std::string path = rel.empty() ? e.name : rel + "/" + e.name;
+    if (e.type == DT_LNK) {
+      if (::unlinkat(dirfd, e.name.c_str(), 0) != 0 && errno != ENOENT) {
+        return errno_status(errno, "remove link", path);
+      }
+    } else if (e.type == DT_DIR && e.name != ".git") {
+      int fd = ::openat(dirfd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0) continue;
+      UniqueFd sub(fd);
+      WEFT_RETURN_IF_ERROR(remove_symlinks(sub.get(), path));
+    }
+  }
+  return Status();
+}
+
 }  // namespace
 
 struct GitSnapshotStore::Repo {
@@ -330,6 +349,14 @@ Status GitSnapshotStore::restore(const FilesystemSnapshot& snapshot) {
   }
   GitPtr<git_tree, git_tree_free> tree;
   if (git_commit_tree(tree.out(), commit.get()) != 0) return git_failure("read snapshot tree");
+  // libgit2's checkout would write through a symlink planted where the
+  // snapshot has a directory; remove every link first (links the snapshot
+  // holds are recreated by the checkout).
+  {
+    UniqueFd rootfd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!rootfd.valid()) return errno_status(errno, "open workspace root", root_);
+    WEFT_RETURN_IF_ERROR(remove_symlinks(rootfd.get(), ""));
+  }
   git_checkout_options opts = GIT_CHECKOUT_OPTIONS_INIT;
   opts.checkout_strategy =
       GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED | GIT_CHECKOUT_REMOVE_IGNORED;

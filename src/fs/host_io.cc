@@ -145,13 +145,34 @@ Result<UniqueFd> RootDir::open_beneath(const NormalPath& p, int flags, mode_t mo
     do {
       fd = sys_openat2(this->fd(), rel.c_str(), &how);
     } while (fd < 0 && errno == EAGAIN);
-    if (fd < 0) return errno_status(errno, "open", rel);
+    if (fd < 0) return diagnose(p, errno);
     return UniqueFd(static_cast<int>(fd));
   }
   WEFT_ASSIGN_OR_RETURN(UniqueFd dir, walk_dirs(fd(), p.segments, p.segments.size() - 1, false));
   int ffd = ::openat(dir.get(), p.name().c_str(), flags, mode);
-  if (ffd < 0) return errno_status(errno, "open", p.str());
+  if (ffd < 0) return diagnose(p, errno);
   return UniqueFd(ffd);
+}
+
+Status RootDir::diagnose(const NormalPath& p, int err) const {
+  if (err != ENOTDIR && err != ELOOP && err != EXDEV) return errno_status(err, "open", p.str());
+  // Find the first symlink or file on the way, without following anything.
+  UniqueFd cur(::openat(fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  for (size_t i = 0; i < p.segments.size() && cur.valid(); ++i) {
+    struct stat st;
+    std::string prefix = join(p.segments, i + 1);
+    if (::fstatat(cur.get(), p.segments[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) break;
+    if (S_ISLNK(st.st_mode)) return errno_status(ELOOP, "open", prefix);
+    if (!S_ISDIR(st.st_mode)) {
+      if (i + 1 < p.segments.size()) {
+        return not_a_directory("'" + prefix + "' is a file, not a directory");
+      }
+      break;
+    }
+    cur = UniqueFd(::openat(cur.get(), p.segments[i].c_str(),
+                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  }
+  return errno_status(err, "open", p.str());
 }
 
 Result<UniqueFd> RootDir::open_parent(const NormalPath& p, bool create) const {

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,6 +78,10 @@ class RootDir {
   static void force_fallback_for_testing(bool on);
 
  private:
+  // The precise error for a failed open of `p` (ENOTDIR/ELOOP are ambiguous:
+  // a symlink on the way is kPermissionDenied, a file on the way kNotADirectory).
+  Status diagnose(const NormalPath& p, int err) const;
+
   std::string path_;
   std::shared_ptr<UniqueFd> fd_;
 };

@@ -251,10 +251,20 @@ class InMemoryFilesystem final : public Filesystem {
 
   static void grep_walk(const internal::GrepQuery& q, const NodePtr& dir, const NormalPath& base,
                         const std::string& rel, std::vector<GrepMatch>* out) {
-    // std::map iterates names in byte order, which is the sorted path order.
+    // Visit directories as if named "name/" so the walk yields byte-sorted paths
+    // ("a.txt" < "a/b"), which max_matches relies on.
+    std::vector<std::pair<std::string, const NodePtr*>> order;
+    order.reserve(dir->children.size());
     for (const auto& [name, child] : dir->children) {
+      order.emplace_back(child->is_dir ? name + "/" : name, &child);
+    }
+    std::sort(order.begin(), order.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [key, child_ptr] : order) {
+      const NodePtr& child = *child_ptr;
+      std::string_view name = std::string_view(key).substr(0, key.size() - child->is_dir);
       if (out->size() >= q.max()) return;
-      std::string child_rel = rel.empty() ? name : rel + "/" + name;
+      std::string child_rel = rel.empty() ? std::string(name) : rel + "/" + std::string(name);
       if (child->is_dir) {
         grep_walk(q, child, base, child_rel, out);
       } else if (q.selects(child_rel, name)) {

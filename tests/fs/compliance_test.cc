@@ -352,6 +352,22 @@ TYPED_TEST(Compliance, Grep) {
   EXPECT_EQ(capped->size(), 1u);
 }
 
+TYPED_TEST(Compliance, GrepOrderIsSortedPathOrder) {
+  this->put("o/a/z.txt", "hit\n");
+  this->put("o/a.txt", "hit\n");
+  this->put("o/a-b.txt", "hit\nhit\n");
+  auto m = this->fs().grep("hit");
+  ASSERT_TRUE(m.ok());
+  std::vector<std::string> paths;
+  for (auto& x : *m) paths.push_back(x.path + ":" + std::to_string(x.line_number));
+  EXPECT_EQ(paths, (std::vector<std::string>{"o/a-b.txt:1", "o/a-b.txt:2", "o/a.txt:1",
+                                             "o/a/z.txt:1"}));
+  auto two = this->fs().grep("hit", ".", std::nullopt, 3);
+  ASSERT_TRUE(two.ok());
+  ASSERT_EQ(two->size(), 3u);
+  EXPECT_EQ((*two)[2].path, "o/a.txt");
+}
+
 TYPED_TEST(Compliance, Delete) {
   this->put("del/f.txt", "x");
   this->put("del/sub/g.txt", "y");
