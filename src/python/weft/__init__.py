@@ -1,0 +1,31 @@
+"""weft: the workspace filesystem protocol of seed 004, backed by weft's C++ fs layer.
+
+    import weft
+    fs = weft.InMemoryFilesystem()                 # or weft.HostFilesystem("/path/to/root")
+    fs.write("notes.txt", "hello\n")
+    snap = fs.snapshot(tag="before")
+    fs.restore(snap)
+
+Backends: InMemoryFilesystem, HostFilesystem (confined to a directory, git
+snapshots outside it) and SandboxWorkspace (an overlay directory where exec()
+runs commands under bubblewrap). Errors are the built-in exceptions of the
+seed's table (FileNotFoundError, IsADirectoryError, NotADirectoryError,
+PermissionError, FileExistsError, ValueError, RuntimeError) plus
+SnapshotError / SnapshotRestoreError (both RuntimeError). Every blocking call
+releases the GIL; instances may be shared between threads.
+"""
+
+from weft._types import (ExecResult, FileEntry, FileStat, FilesystemLimits, FilesystemSnapshot,
+                         GlobMatch, GrepMatch, HostMount, HydrateStats, ReadBytesResult,
+                         ReadResult, SnapshotError, SnapshotRestoreError, WriteMode, WriteResult)
+from weft._weft import (HostFilesystem, InMemoryFilesystem, NativeFilesystem, SandboxWorkspace,
+                        sandbox_available)
+from weft.protocol import Filesystem, SnapshotableFilesystem, WorkspaceSection
+
+__all__ = [
+    "ExecResult", "FileEntry", "FileStat", "Filesystem", "FilesystemLimits",
+    "FilesystemSnapshot", "GlobMatch", "GrepMatch", "HostFilesystem", "HostMount",
+    "HydrateStats", "InMemoryFilesystem", "NativeFilesystem", "ReadBytesResult", "ReadResult",
+    "SandboxWorkspace", "SnapshotError", "SnapshotRestoreError", "SnapshotableFilesystem",
+    "WorkspaceSection", "WriteMode", "WriteResult", "sandbox_available",
+]

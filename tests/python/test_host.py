@@ -1,0 +1,287 @@
+"""HostFilesystem against the protocol suites, plus confinement and git-snapshot specifics."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import weft
+from protocol_suite import FilesystemProtocolTests
+from snapshot_suite import SnapshotProtocolTests
+
+
+def make_host(tmp_path, **kwargs):
+    root = tmp_path / "root"
+    root.mkdir(exist_ok=True)
+    kwargs.setdefault("git_dir", str(tmp_path / "snapshots.git"))
+    return weft.HostFilesystem(str(root), **kwargs)
+
+
+class TestHostProtocol(FilesystemProtocolTests):
+    def make_filesystem(self, tmp_path):
+        return make_host(tmp_path)
+
+
+class TestHostSnapshots(SnapshotProtocolTests):
+    def make_filesystem(self, tmp_path):
+        return make_host(tmp_path)
+
+
+@pytest.fixture
+def host(tmp_path):
+    fs = make_host(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("top secret\n")
+    return fs, tmp_path / "root", outside
+
+
+# --- construction -------------------------------------------------------------
+
+
+def test_root_is_canonical_absolute(tmp_path):
+    (tmp_path / "real").mkdir()
+    os.symlink(tmp_path / "real", tmp_path / "alias")
+    fs = weft.HostFilesystem(str(tmp_path / "alias"), git_dir=str(tmp_path / "g.git"))
+    assert fs.root == os.path.realpath(tmp_path / "real")
+    assert "HostFilesystem(root=" in repr(fs)
+
+
+def test_seed_spelling_and_pathlike_root(tmp_path):
+    (tmp_path / "r").mkdir()
+    assert weft.HostFilesystem(_root=str(tmp_path / "r")).root == str(tmp_path / "r")
+    assert weft.HostFilesystem(tmp_path / "r", read_only=True).read_only is True
+
+
+def test_bad_roots(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        weft.HostFilesystem(str(tmp_path / "missing"))
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(NotADirectoryError):
+        weft.HostFilesystem(str(tmp_path / "file"))
+    (tmp_path / "root").mkdir()
+    with pytest.raises(ValueError):
+        weft.HostFilesystem(str(tmp_path / "root"), git_dir=str(tmp_path / "root" / ".snap"))
+
+
+def test_writes_land_on_disk_and_disk_edits_are_seen(host):
+    fs, root, _ = host
+    fs.write("a/b.txt", "from weft\r\n")
+    assert (root / "a" / "b.txt").read_bytes() == b"from weft\r\n"
+    (root / "c.txt").write_bytes(b"from disk")
+    assert fs.read("c.txt").content == "from disk"
+
+
+def test_overwrite_keeps_file_mode(host):
+    fs, root, _ = host
+    fs.write("run.sh", "#!/bin/sh\necho one\n")
+    os.chmod(root / "run.sh", 0o755)
+    fs.write("run.sh", "#!/bin/sh\necho two\n")
+    assert (root / "run.sh").stat().st_mode & 0o777 == 0o755
+    fs.write("run.sh", "echo three\n", mode="append")
+    assert (root / "run.sh").stat().st_mode & 0o777 == 0o755
+
+
+def test_read_only_host(tmp_path):
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / "a.txt").write_text("keep")
+    fs = make_host(tmp_path)
+    snap = fs.snapshot()
+    ro = weft.HostFilesystem(str(tmp_path / "root"), read_only=True,
+                             git_dir=str(tmp_path / "snapshots.git"))
+    assert ro.read("a.txt").content == "keep"
+    for call in (lambda: ro.write("a.txt", "x"), lambda: ro.write_bytes("n", b"x"),
+                 lambda: ro.delete("a.txt"), lambda: ro.mkdir("d"),
+                 lambda: ro.move("a.txt", "b.txt"), lambda: ro.copy("a.txt", "b.txt"),
+                 lambda: ro.restore(snap)):
+        with pytest.raises(PermissionError):
+            call()
+    assert (tmp_path / "root" / "a.txt").read_text() == "keep"
+    assert sorted(os.listdir(tmp_path / "root")) == ["a.txt"]
+
+
+# --- escapes ------------------------------------------------------------------
+
+
+def test_absolute_paths(host):
+    fs, root, outside = host
+    with pytest.raises(PermissionError):
+        fs.read(str(outside / "secret.txt"))
+    with pytest.raises(PermissionError):
+        fs.write(str(outside / "new.txt"), "pwned")
+    with pytest.raises(PermissionError):
+        fs.read("/etc/passwd")
+    assert not (outside / "new.txt").exists()
+    fs.write(str(root / "inside.txt"), "ok")  # absolute but inside the root
+    assert fs.read("inside.txt").content == "ok"
+
+
+def test_symlink_to_file_outside(host):
+    fs, root, outside = host
+    os.symlink(outside / "secret.txt", root / "link.txt")
+    with pytest.raises(PermissionError):
+        fs.read("link.txt")
+    with pytest.raises(PermissionError):
+        fs.read_bytes("link.txt")
+    with pytest.raises(PermissionError):
+        fs.write("link.txt", "pwned")
+    with pytest.raises(PermissionError):
+        fs.write("link.txt", "pwned", mode="append")
+    assert (outside / "secret.txt").read_text() == "top secret\n"
+    [entry] = fs.list()
+    assert (entry.name, entry.is_file, entry.is_directory) == ("link.txt", False, False)
+    assert fs.exists("link.txt")
+    assert fs.grep("secret") == []
+
+
+def test_symlink_to_directory_outside(host):
+    fs, root, outside = host
+    os.symlink(outside, root / "linkdir")
+    # Whatever the error, nothing outside the root is read or changed.
+    attempts = [lambda: fs.read("linkdir/secret.txt"), lambda: fs.write("linkdir/new.txt", "x"),
+                lambda: fs.mkdir("linkdir/sub"), lambda: fs.list("linkdir"),
+                lambda: fs.delete("linkdir/secret.txt"),
+                lambda: fs.copy("linkdir/secret.txt", "stolen.txt"),
+                lambda: fs.write_bytes("linkdir/secret.txt", b"x", mode="append")]
+    for attempt in attempts:
+        with pytest.raises(OSError):
+            attempt()
+    assert "linkdir/secret.txt" not in {m.path for m in fs.glob("**/*")}
+    assert fs.grep("secret") == []
+    assert not fs.exists("stolen.txt")
+    assert sorted(os.listdir(outside)) == ["secret.txt"]
+    assert (outside / "secret.txt").read_text() == "top secret\n"
+
+
+@pytest.mark.parametrize("op", ["read", "write", "mkdir", "list", "delete"])
+def test_path_through_symlinked_directory_is_permission_error(host, op):
+    # filesystem.h: an operation naming or passing through a symlink gets
+    # kPermissionDenied, i.e. PermissionError.
+    fs, root, outside = host
+    os.symlink(outside, root / "linkdir")
+    calls = {"read": lambda: fs.read("linkdir/secret.txt"),
+             "write": lambda: fs.write("linkdir/new.txt", "x"),
+             "mkdir": lambda: fs.mkdir("linkdir/sub"),
+             "list": lambda: fs.list("linkdir"),
+             "delete": lambda: fs.delete("linkdir/secret.txt")}
+    with pytest.raises(PermissionError):
+        calls[op]()
+
+
+def test_symlink_inside_root_is_not_followed_either(host):
+    fs, root, _ = host
+    fs.write("real.txt", "real")
+    os.symlink("real.txt", root / "alias.txt")
+    with pytest.raises(PermissionError):
+        fs.read("alias.txt")
+
+
+def test_hard_link_to_outside_file(host):
+    fs, root, outside = host
+    try:
+        os.link(outside / "secret.txt", root / "hard.txt")
+    except OSError as error:
+        pytest.skip(f"cannot create a hard link here: {error}")
+    with pytest.raises(PermissionError):
+        fs.read("hard.txt")
+    with pytest.raises(PermissionError):
+        fs.write("hard.txt", "pwned", mode="append")
+    assert (outside / "secret.txt").read_text() == "top secret\n"
+
+
+@pytest.mark.parametrize("path", ["../outside/secret.txt", "a/../../outside/secret.txt",
+                                  "./../outside/secret.txt"])
+def test_dot_dot_escapes(host, path):
+    fs, _, outside = host
+    with pytest.raises(PermissionError):
+        fs.read(path)
+    with pytest.raises(PermissionError):
+        fs.write(path, "pwned")
+    with pytest.raises(PermissionError):
+        fs.delete(path)
+    assert (outside / "secret.txt").read_text() == "top secret\n"
+
+
+def test_non_utf8_file_names_are_listed_and_refused_clearly(host):
+    fs, root, _ = host
+    name = os.fsdecode(b"caf\xe9.txt")  # a Latin-1 name: not UTF-8
+    (root / name).write_text("latin")
+    [entry] = fs.list()
+    assert entry.name == name  # decoded like os.fsdecode, so it round-trips
+    with pytest.raises(ValueError, match="UTF-8"):
+        fs.read(entry.path)
+    assert (root / name).read_text() == "latin"
+
+
+# --- git snapshots ------------------------------------------------------------
+
+
+def test_snapshot_store_is_outside_root(host):
+    fs, root, _ = host
+    fs.write("a.txt", "x")
+    snap = fs.snapshot()
+    assert snap.git_dir and os.path.isabs(snap.git_dir)
+    assert not os.path.realpath(snap.git_dir).startswith(os.path.realpath(root) + os.sep)
+    assert os.path.isdir(snap.git_dir)
+    assert os.listdir(root) == ["a.txt"]
+    assert len(snap.commit_ref) == 40 and int(snap.commit_ref, 16) >= 0
+
+
+def test_default_snapshot_store_under_xdg_state_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    (tmp_path / "root").mkdir()
+    fs = weft.HostFilesystem(str(tmp_path / "root"))
+    fs.write("a.txt", "x")
+    snap = fs.snapshot()
+    assert snap.git_dir.startswith(str(tmp_path / "state"))
+
+
+def test_restore_from_a_new_process(host, tmp_path):
+    fs, root, _ = host
+    fs.write("config.py", "DEBUG = True\n")
+    fs.write_bytes("data.bin", b"\0\1\2")
+    record = fs.snapshot(tag="initial").to_json()
+    fs.write("config.py", "DEBUG = False\n")
+    fs.write("tests.py", "import pytest\n")
+    fs.delete("data.bin")
+    script = textwrap.dedent(f"""
+        import json, sys, weft
+        snap = weft.FilesystemSnapshot.from_json({record!r})
+        fs = weft.HostFilesystem({str(root)!r})  # default git_dir: the record's is used
+        fs.restore(snap)
+        print(json.dumps("ok"))
+    """)
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "elsewhere"))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == "ok"
+    assert fs.read("config.py").content == "DEBUG = True\n"
+    assert not fs.exists("tests.py")
+    assert fs.read_bytes("data.bin").content == b"\0\1\2"
+
+
+def test_second_instance_on_same_store_lists_snapshots(tmp_path):
+    first = make_host(tmp_path)
+    first.write("a.txt", "1")
+    s1 = first.snapshot(tag="one")
+    second = make_host(tmp_path)
+    assert [s.commit_ref for s in second.snapshots()] == [s1.commit_ref]
+    first.write("a.txt", "2")
+    second.restore(s1)
+    assert first.read("a.txt").content == "1"
+
+
+def test_snapshot_of_symlinks_and_restore_does_not_follow_them(host):
+    fs, root, outside = host
+    fs.write("a.txt", "x")
+    snap = fs.snapshot()
+    os.symlink(outside, root / "linkdir")
+    fs.restore(snap)
+    assert not os.path.lexists(root / "linkdir")
+    assert (outside / "secret.txt").read_text() == "top secret\n"
