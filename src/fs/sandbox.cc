@@ -182,7 +182,7 @@ class Sandbox final : public SandboxWorkspace {
       }
     }
     args.insert(args.end(), {read_only() ? "--ro-bind" : "--bind", root(), "/workspace",
-                             "--chdir", "/workspace/" + (cwd.is_root() ? "" : cwd.str()), "--"});
+                             "--chdir", cwd.is_root() ? std::string("/workspace") : "/workspace/" + cwd.str(), "--"});
     args.insert(args.end(), argv.begin(), argv.end());
     std::map<std::string, std::string> env = options.env;
     env.emplace("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin");
