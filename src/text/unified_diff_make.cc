@@ -1,0 +1,153 @@
+// Making and formatting unified diffs.
+#include <algorithm>
+#include <string>
+
+#include "weft/base/diff.h"
+#include "weft/text/unified_diff.h"
+
+namespace weft::text {
+namespace {
+
+constexpr std::string_view kNoNewline = "\\ No newline at end of file";
+
+// "l,s" with GNU diff's conventions: ",1" is left out; an empty range names
+// the line before it.
+std::string range_text(size_t start, size_t count) {
+  std::string out = std::to_string(start);
+  if (count != 1) out += "," + std::to_string(count);
+  return out;
+}
+
+HunkLine make_line(char kind, std::string_view line) {
+  HunkLine out;
+  out.kind = kind;
+  if (!line.empty() && line.back() == '\n') {
+    line.remove_suffix(1);
+  } else {
+    out.no_newline = true;
+  }
+  out.text = std::string(line);
+  return out;
+}
+
+// A changed region: old lines [old_begin, old_begin + old_count) become new
+// lines [new_begin, new_begin + new_count).
+struct Change {
+  size_t old_begin, old_count, new_begin, new_count;
+};
+
+std::vector<Change> collect_changes(const std::vector<DiffRun>& runs) {
+  std::vector<Change> changes;
+  for (const DiffRun& run : runs) {
+    if (run.op == DiffOp::kEqual) continue;
+    if (!changes.empty() && changes.back().old_begin + changes.back().old_count == run.old_begin &&
+        changes.back().new_begin + changes.back().new_count == run.new_begin) {
+      (run.op == DiffOp::kDelete ? changes.back().old_count : changes.back().new_count) +=
+          run.count;
+      continue;
+    }
+    changes.push_back({run.old_begin, run.op == DiffOp::kDelete ? run.count : 0, run.new_begin,
+                       run.op == DiffOp::kInsert ? run.count : 0});
+  }
+  return changes;
+}
+
+}  // namespace
+
+std::string Hunk::header() const {
+  return "@@ -" + range_text(old_start, old_count) + " +" + range_text(new_start, new_count) +
+         " @@";
+}
+
+std::string FilePatch::target_path() const {
+  auto has_prefix = [](const std::string& p, char c) {
+    return p.size() > 2 && p[0] == c && p[1] == '/';
+  };
+  std::string path = is_deletion() ? old_path : new_path;
+  bool git_style = (has_prefix(old_path, 'a') || old_path == "/dev/null") &&
+                   (has_prefix(new_path, 'b') || new_path == "/dev/null");
+  if (git_style && path != "/dev/null" && path.size() > 2) path = path.substr(2);
+  return path;
+}
+
+FilePatch make_file_patch(std::string_view old_text, std::string_view new_text,
+                          const MakeDiffOptions& options) {
+  FilePatch patch;
+  if (options.file_headers) {
+    patch.old_path = options.old_label;
+    patch.new_path = options.new_label;
+  }
+  if (old_text == new_text) return patch;
+  auto old_lines = split_lines_keep_ends(old_text);
+  auto new_lines = split_lines_keep_ends(new_text);
+  std::vector<uint64_t> old_ids, new_ids;
+  intern_lines(old_lines, new_lines, old_ids, new_ids);
+  std::vector<Change> changes = collect_changes(diff_items(old_ids, new_ids));
+  const size_t ctx = options.context;
+
+  size_t i = 0;
+  while (i < changes.size()) {
+    // Extend the hunk while the next change's context would touch this one's.
+    size_t j = i;
+    while (j + 1 < changes.size() &&
+           changes[j + 1].old_begin - (changes[j].old_begin + changes[j].old_count) <= 2 * ctx) {
+      ++j;
+    }
+    size_t lead = std::min(ctx, changes[i].old_begin);
+    size_t old_from = changes[i].old_begin - lead, new_from = changes[i].new_begin - lead;
+    size_t old_end = changes[j].old_begin + changes[j].old_count;
+    size_t trail = std::min(ctx, old_lines.size() - old_end);
+    Hunk hunk;
+    size_t o = old_from, n = new_from;
+    for (size_t c = i; c <= j; ++c) {
+      for (; o < changes[c].old_begin; ++o, ++n) hunk.lines.push_back(make_line(' ', old_lines[o]));
+      for (size_t k = 0; k < changes[c].old_count; ++k, ++o) {
+        hunk.lines.push_back(make_line('-', old_lines[o]));
+      }
+      for (size_t k = 0; k < changes[c].new_count; ++k, ++n) {
+        hunk.lines.push_back(make_line('+', new_lines[n]));
+      }
+    }
+    for (size_t k = 0; k < trail; ++k, ++o, ++n) hunk.lines.push_back(make_line(' ', old_lines[o]));
+    hunk.old_count = o - old_from;
+    hunk.new_count = n - new_from;
+    hunk.old_start = hunk.old_count ? old_from + 1 : old_from;
+    hunk.new_start = hunk.new_count ? new_from + 1 : new_from;
+    patch.hunks.push_back(std::move(hunk));
+    i = j + 1;
+  }
+  return patch;
+}
+
+std::string format_file_patch(const FilePatch& patch) {
+  std::string out;
+  for (const auto& line : patch.preamble) out += line + "\n";
+  if (!patch.old_path.empty() || !patch.new_path.empty()) {
+    out += "--- " + patch.old_path + "\n";
+    out += "+++ " + patch.new_path + "\n";
+  }
+  for (const Hunk& hunk : patch.hunks) {
+    out += hunk.header();
+    if (!hunk.section.empty()) out += " " + hunk.section;
+    out += "\n";
+    for (const HunkLine& line : hunk.lines) {
+      out += line.kind;
+      out += line.text;
+      out += "\n";
+      if (line.no_newline) {
+        out += kNoNewline;
+        out += "\n";
+      }
+    }
+  }
+  return out;
+}
+
+std::string make_unified_diff(std::string_view old_text, std::string_view new_text,
+                              const MakeDiffOptions& options) {
+  FilePatch patch = make_file_patch(old_text, new_text, options);
+  if (patch.hunks.empty()) return "";
+  return format_file_patch(patch);
+}
+
+}  // namespace weft::text
