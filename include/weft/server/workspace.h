@@ -1,0 +1,58 @@
+// Workspace: what the MCP tools act on. It wraps a weft::fs::Filesystem (a
+// host directory, confined by the kernel, or a bubblewrap SandboxWorkspace
+// whose exec() backs shell_exec) and adds the server's own path rules: paths
+// are relative to the root, or absolute inside it, and the client's roots
+// may narrow them further to some subtrees.
+//
+// Thread safety: immutable after construction; the Filesystem is itself safe
+// for concurrent calls, so tools share one Workspace across workers.
+#ifndef WEFT_SERVER_WORKSPACE_H_
+#define WEFT_SERVER_WORKSPACE_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "weft/base/status.h"
+#include "weft/fs/filesystem.h"
+#include "weft/fs/sandbox.h"
+
+namespace weft::server {
+
+class Workspace {
+ public:
+  // `sandbox`, when given, is the same object as `fs` (exec() for shell_exec).
+  explicit Workspace(std::shared_ptr<fs::Filesystem> fs,
+                     std::shared_ptr<fs::SandboxWorkspace> sandbox = nullptr);
+
+  fs::Filesystem& fs() const { return *fs_; }
+  // The sandbox, or null when the server runs without --sandbox.
+  fs::SandboxWorkspace* sandbox() const { return sandbox_.get(); }
+  // The absolute root ("/" for in-memory workspaces).
+  std::string root() const { return fs_->root(); }
+
+  // The normalised root-relative path ("." for the root) of `path` (relative,
+  // or absolute inside the root). kPermissionDenied when it leaves the root or
+  // lies outside every client root in `roots` (empty = no narrowing);
+  // kInvalidArgument for malformed paths. Messages quote the path.
+  Result<std::string> resolve(std::string_view path, const std::vector<std::string>& roots) const;
+
+  // Client root URIs (file://...) to root-relative prefixes; URIs outside the
+  // workspace, or not file URIs, are dropped. A root containing the whole
+  // workspace maps to ".".
+  std::vector<std::string> map_roots(const std::vector<std::string>& uris) const;
+
+  // file:// URI of a root-relative path, and back (kInvalidArgument for a
+  // non-file URI, kPermissionDenied outside the root).
+  std::string uri_of(std::string_view relative) const;
+  Result<std::string> path_of_uri(std::string_view uri) const;
+
+ private:
+  std::shared_ptr<fs::Filesystem> fs_;
+  std::shared_ptr<fs::SandboxWorkspace> sandbox_;
+};
+
+}  // namespace weft::server
+
+#endif  // WEFT_SERVER_WORKSPACE_H_

@@ -1,0 +1,34 @@
+// The workspace tools weft publishes over MCP (fs_read, fs_read_media,
+// fs_write, fs_edit, fs_patch, fs_list, fs_glob, fs_grep, fs_stat, fs_delete,
+// fs_mkdir, fs_move, fs_copy, fs_snapshot, fs_restore, fs_snapshots and,
+// with a sandbox, shell_exec), and workspace files as MCP resources.
+//
+// Thread safety: registration happens before serving; the tools and the
+// resource provider are safe to call concurrently.
+#ifndef WEFT_SERVER_WORKSPACE_TOOLS_H_
+#define WEFT_SERVER_WORKSPACE_TOOLS_H_
+
+#include <memory>
+
+#include "weft/base/status.h"
+#include "weft/server/mcp_server.h"
+#include "weft/server/tool.h"
+#include "weft/server/workspace.h"
+
+namespace weft::server {
+
+struct WorkspaceToolsOptions {
+  bool read_only = false;  // publish only tools that change nothing
+  bool shell = false;      // publish shell_exec (needs a sandboxed workspace)
+};
+
+// Adds the tools in a fixed order. Errors only on a programming mistake
+// (duplicate names).
+Status add_workspace_tools(ToolRegistry& registry, const WorkspaceToolsOptions& options);
+
+// Workspace files (not directories) as resources with file:// URIs.
+std::shared_ptr<ResourceProvider> make_workspace_resources(std::shared_ptr<Workspace> workspace);
+
+}  // namespace weft::server
+
+#endif  // WEFT_SERVER_WORKSPACE_TOOLS_H_

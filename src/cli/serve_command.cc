@@ -1,0 +1,96 @@
+// `weft serve`: serves a workspace over MCP Streamable HTTP.
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/command_registry.h"
+#include "weft/server/http_transport.h"
+#include "weft/server/workspace_server.h"
+
+namespace weft::cli {
+namespace {
+
+struct ServeArgs {
+  std::string root = "workspace";
+  std::string host = "127.0.0.1";
+  uint16_t port = 8765;
+  bool read_only = false;
+  bool sandbox = false;
+  std::vector<std::string> origins;
+};
+
+std::string json_quote(const std::string& s) { return server::Json(s).dump(); }
+
+void print_banner(const server::WorkspaceServer& built, const ServeArgs& args, uint16_t port) {
+  std::string root = built.workspace->root();
+  std::string host = args.host.find(':') != std::string::npos ? "[" + args.host + "]" : args.host;
+  std::cout
+      << "weft serve: workspace " << root << " (" << built.tools->tools().size() << " tools"
+      << (args.read_only ? ", read-only" : "") << (args.sandbox ? ", sandboxed" : "") << ")\n"
+      << "MCP Streamable HTTP endpoint: http://" << host << ":" << port << "/mcp\n\n"
+      << "HTTP client config:\n"
+      << "  {\"mcpServers\": {\"weft\": {\"type\": \"http\", \"url\": \"http://" << host << ":"
+      << port << "/mcp\"}}}\n"
+      << "stdio client config (Claude Desktop, Cursor, ...):\n"
+      << "  {\"mcpServers\": {\"weft\": {\"command\": \"weft\", \"args\": [\"mcp\", \"--root\", "
+      << json_quote(root) << (args.read_only ? ", \"--read-only\"" : "")
+      << (args.sandbox ? ", \"--sandbox\"" : "") << "]}}}\n\n"
+      << "Press Ctrl-C to stop." << std::endl;
+}
+
+void setup_serve(CLI::App& app) {
+  auto args = std::make_shared<ServeArgs>();
+  auto* cmd = app.add_subcommand(
+      "serve",
+      "Serve a workspace to MCP clients over Streamable HTTP (default: ./workspace on "
+      "127.0.0.1:8765)");
+  cmd->add_option("--root", args->root,
+                  "Workspace directory, created if absent (default ./workspace)");
+  cmd->add_option("--port", args->port, "TCP port (default 8765; 0 picks a free one)");
+  cmd->add_option("--host", args->host,
+                  "Address to bind (default 127.0.0.1; anything else exposes the workspace)");
+  cmd->add_flag("--read-only", args->read_only, "Publish only tools that change nothing");
+  cmd->add_flag("--sandbox", args->sandbox,
+                "Serve through a bubblewrap sandbox and publish shell_exec");
+  cmd->add_option("--allow-origin", args->origins,
+                  "Extra browser Origin allowed besides localhost (repeatable)");
+  cmd->footer("Requests whose Origin is not localhost get 403. Exit 6 when the port is in use.");
+  cmd->callback([args] {
+    std::signal(SIGPIPE, SIG_IGN);
+    server::WorkspaceServerOptions options;
+    options.root = args->root;
+    options.create_root = true;
+    options.read_only = args->read_only;
+    options.sandbox = args->sandbox;
+    options.diagnostics = [](const std::string& line) {
+      std::cerr << "weft serve: " << line << "\n";
+    };
+    auto built = server::make_workspace_server(options);
+    if (!built.ok()) {
+      fail(built.status());
+      return;
+    }
+    server::HttpOptions http;
+    http.host = args->host;
+    http.port = args->port;
+    http.allowed_origins = args->origins;
+    server::HttpServer listener(*built->server, http);
+    Status s = listener.listen();
+    if (!s.ok()) {
+      fail(s);
+      return;
+    }
+    print_banner(*built, *args, listener.port());
+    s = listener.run();
+    if (!s.ok()) {
+      fail(s);
+      return;
+    }
+    set_exit_code(kExitOk);
+  });
+}
+
+}  // namespace
+}  // namespace weft::cli
+
+WEFT_REGISTER_COMMAND("serve", 10, weft::cli::setup_serve);

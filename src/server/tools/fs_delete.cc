@@ -1,0 +1,41 @@
+// fs_delete: remove a file, or a directory with recursive: true.
+#include "server/tools/tool_util.h"
+
+namespace weft::server::tools {
+namespace {
+
+Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
+  WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
+  WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
+  if (path == ".") return permission_denied("refusing to delete the workspace root");
+  Status s = ws->fs().remove(path, arg_bool(args, "recursive"));
+  if (s.code() == StatusCode::kIsADirectory) {
+    return is_a_directory("'" + path +
+                          "' is a directory; pass recursive: true to delete it "
+                          "with its contents");
+  }
+  if (!s.ok()) return explain(s, path);
+  return ToolOutput{"Deleted " + path, Json{{"path", path}, {"deleted", true}}, nullptr};
+}
+
+}  // namespace
+
+ToolSpec fs_delete_tool() {
+  ToolSpec t;
+  t.name = "fs_delete";
+  t.title = "Delete file or directory";
+  t.description =
+      "Delete a file, or a directory and everything in it when recursive is true. The workspace "
+      "root cannot be deleted. Take an fs_snapshot first if you may want it back.";
+  t.input_schema =
+      object_schema({{"path", string_prop("Path in the workspace", 1)},
+                     {"recursive", bool_prop("Required to delete a directory (default false)")}},
+                    {"path"});
+  t.output_schema =
+      object_schema({{"path", {{"type", "string"}}}, {"deleted", {{"type", "boolean"}}}});
+  t.annotations = write_hints(/*destructive=*/true, /*idempotent=*/true);
+  t.handler = run;
+  return t;
+}
+
+}  // namespace weft::server::tools

@@ -1,0 +1,91 @@
+// fs_edit: exact old_string -> new_string replacements, all or nothing, with
+// the uniqueness rule agents expect; the result is a unified diff.
+#include "server/tools/tool_util.h"
+#include "weft/text/search.h"
+#include "weft/text/unified_diff.h"
+
+namespace weft::server::tools {
+namespace {
+
+Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
+  WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
+  WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
+  bool dry_run = arg_bool(args, "dry_run");
+  std::vector<text::StringEdit> edits;
+  for (const Json& e : args["edits"]) {
+    edits.push_back(
+        {arg_string(e, "old_string"), arg_string(e, "new_string"), arg_bool(e, "replace_all")});
+  }
+  auto before = ws->fs().read_bytes(path);
+  if (!before.ok()) {
+    if (before.status().code() == StatusCode::kNotFound) {
+      return not_found("'" + path + "' does not exist; create it with fs_write");
+    }
+    return explain(before.status(), path);
+  }
+  auto outcome = text::apply_string_edits(before->content, edits);
+  if (!outcome.ok()) {
+    return Status(outcome.status().code(),
+                  std::string(outcome.status().message()) +
+                      "\nNo edit was applied (all or nothing). Re-read the file with fs_read and "
+                      "make old_string match exactly (whitespace included); add surrounding lines "
+                      "to make it unique, or set replace_all.");
+  }
+  text::MakeDiffOptions diff_options;
+  diff_options.old_label = "a/" + path;
+  diff_options.new_label = "b/" + path;
+  std::string diff = text::make_unified_diff(before->content, outcome->new_text, diff_options);
+  if (!dry_run) {
+    auto written = ws->fs().write_bytes(path, outcome->new_text, fs::WriteMode::kOverwrite, false);
+    if (!written.ok()) return explain(written.status(), path);
+  }
+  size_t total = 0;
+  for (size_t n : outcome->replacements) total += n;
+  std::string text = (dry_run ? "Dry run: would change " : "Edited ") + path + " (" +
+                     std::to_string(total) + " replacement" + (total == 1 ? "" : "s") + ")\n" +
+                     (diff.empty() ? "(no change)\n" : diff);
+  Json structured = {{"path", path},
+                     {"applied", !dry_run},
+                     {"replacements", outcome->replacements},
+                     {"diff", std::move(diff)}};
+  return ToolOutput{std::move(text), std::move(structured), nullptr};
+}
+
+}  // namespace
+
+ToolSpec fs_edit_tool() {
+  ToolSpec t;
+  t.name = "fs_edit";
+  t.title = "Edit file";
+  t.description =
+      "Replace exact text in a file. Each edit replaces old_string (exact match, whitespace "
+      "included; never include the line-number prefix from fs_read) with new_string. Edits apply "
+      "in order, each to the result of the previous one, and all or none are written. An "
+      "old_string that occurs more than once fails with the count and the line numbers of each "
+      "match unless replace_all is true. Line endings (CRLF) and all other bytes are kept. "
+      "dry_run returns the diff without writing. The result is a unified diff.";
+  Json edit = object_schema(
+      {{"old_string", string_prop("Exact text to replace (must be unique unless replace_all)", 1)},
+       {"new_string", string_prop("Replacement text (must differ from old_string)")},
+       {"replace_all", bool_prop("Replace every occurrence (default false)")}},
+      {"old_string", "new_string"});
+  t.input_schema =
+      object_schema({{"path", string_prop("File path in the workspace", 1)},
+                     {"edits",
+                      {{"type", "array"},
+                       {"minItems", 1},
+                       {"items", edit},
+                       {"description", "Replacements, applied in order"}}},
+                     {"dry_run", bool_prop("Only report the diff; write nothing (default false)")}},
+                    {"path", "edits"});
+  t.output_schema =
+      object_schema({{"path", {{"type", "string"}}},
+                     {"applied", {{"type", "boolean"}}},
+                     {"replacements", {{"type", "array"}, {"items", {{"type", "integer"}}}}},
+                     {"diff", {{"type", "string"}}}});
+  t.annotations = write_hints(/*destructive=*/true, /*idempotent=*/false);
+  t.handler = run;
+  return t;
+}
+
+}  // namespace weft::server::tools

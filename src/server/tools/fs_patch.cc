@@ -1,0 +1,141 @@
+// fs_patch: apply a unified diff (one or several files) atomically; hunks are
+// located by context; dry_run reports where each hunk applies.
+#include <map>
+
+#include "server/tools/tool_util.h"
+#include "weft/text/patch.h"
+#include "weft/text/unified_diff.h"
+
+namespace weft::server::tools {
+namespace {
+
+struct FilePlan {
+  std::string path;
+  bool existed = false;
+  bool remove = false;
+  std::string old_text;
+  text::PatchPlan plan;
+};
+
+Json hunk_json(const text::HunkReport& h) {
+  Json out = {{"hunk", h.index + 1}, {"header", h.header}, {"applies", h.applies}};
+  if (h.applies) {
+    out["line"] = h.line;
+    out["offset"] = h.offset;
+    out["fuzz"] = h.fuzz;
+    if (h.whitespace) out["whitespace_only_match"] = true;
+  } else {
+    out["message"] = h.message;
+  }
+  return out;
+}
+
+Result<FilePlan> plan_file(Workspace& ws, const ToolContext& ctx, const text::FilePatch& patch) {
+  FilePlan fp;
+  std::string target = patch.target_path();
+  if (target.empty()) {
+    return invalid_argument(
+        "the patch has no file headers; start each file with '--- a/<path>' and '+++ b/<path>'");
+  }
+  WEFT_ASSIGN_OR_RETURN(fp.path, ws.resolve(target, ctx.roots()));
+  fp.existed = ws.fs().exists(fp.path);
+  if (fp.existed && !patch.is_creation()) {
+    auto bytes = ws.fs().read_bytes(fp.path);
+    if (!bytes.ok()) return explain(bytes.status(), fp.path);
+    fp.old_text = std::move(bytes->content);
+  } else if (!fp.existed && !patch.is_creation()) {
+    return not_found("'" + fp.path + "' does not exist (the patch modifies it)");
+  } else if (fp.existed && patch.is_creation()) {
+    return already_exists("'" + fp.path + "' already exists (the patch creates it)");
+  }
+  fp.remove = patch.is_deletion();
+  fp.plan = text::plan_patch(fp.old_text, patch);
+  return fp;
+}
+
+// Writes every planned file; on a failure restores those already written.
+Status commit(Workspace& ws, const std::vector<FilePlan>& plans) {
+  size_t done = 0;
+  Status failure;
+  for (; done < plans.size(); ++done) {
+    const FilePlan& p = plans[done];
+    failure =
+        p.remove ? ws.fs().remove(p.path) : ws.fs().write_bytes(p.path, p.plan.new_text).status();
+    if (!failure.ok()) break;
+  }
+  if (failure.ok()) return failure;
+  for (size_t i = 0; i < done; ++i) {  // roll back
+    const FilePlan& p = plans[i];
+    if (p.existed) {
+      ws.fs().write_bytes(p.path, p.old_text).status().ignore_error();
+    } else {
+      ws.fs().remove(p.path).ignore_error();
+    }
+  }
+  return explain(failure, plans[done].path).with_context("patch not applied (rolled back)");
+}
+
+Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
+  WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
+  bool dry_run = arg_bool(args, "dry_run");
+  auto parsed = text::parse_unified_diff(arg_string(args, "patch"));
+  if (!parsed.ok()) return parsed.status().with_context("cannot parse the patch");
+  std::vector<FilePlan> plans;
+  Json files = Json::array();
+  bool all_ok = true;
+  std::string report;
+  for (const auto& file : *parsed) {
+    WEFT_ASSIGN_OR_RETURN(FilePlan fp, plan_file(*ws, ctx, file));
+    Json hunks = Json::array();
+    for (const auto& h : fp.plan.hunks) hunks.push_back(hunk_json(h));
+    files.push_back({{"path", fp.path}, {"applies", fp.plan.ok}, {"hunks", hunks}});
+    report += fp.path + ": " + fp.plan.summary() + "\n";
+    for (const auto& h : fp.plan.hunks) {
+      report += "  hunk " + std::to_string(h.index + 1) + " " + h.header + ": " +
+                (h.applies ? "applies at line " + std::to_string(h.line) +
+                                 (h.offset ? " (offset " + std::to_string(h.offset) + ")" : "") +
+                                 (h.fuzz ? " (fuzz " + std::to_string(h.fuzz) + ")" : "")
+                           : "FAILS: " + h.message) +
+                "\n";
+    }
+    all_ok = all_ok && fp.plan.ok;
+    plans.push_back(std::move(fp));
+  }
+  if (!all_ok && !dry_run) {
+    return failed_precondition("patch does not apply; nothing was changed.\n" + report +
+                               "Re-read the files with fs_read and regenerate the hunks (or use "
+                               "fs_edit).");
+  }
+  if (!dry_run) WEFT_RETURN_IF_ERROR(commit(*ws, plans));
+  std::string head =
+      dry_run ? (all_ok ? "Dry run: the patch applies.\n" : "Dry run: the patch does NOT apply.\n")
+              : "Applied the patch to " + std::to_string(plans.size()) + " file(s).\n";
+  return ToolOutput{head + report,
+                    Json{{"applied", !dry_run && all_ok}, {"applies", all_ok}, {"files", files}},
+                    nullptr};
+}
+
+}  // namespace
+
+ToolSpec fs_patch_tool() {
+  ToolSpec t;
+  t.name = "fs_patch";
+  t.title = "Apply unified diff";
+  t.description =
+      "Apply a unified diff (`--- a/path` / `+++ b/path` / `@@ -l,s +l,s @@` hunks; one or several "
+      "files; /dev/null creates or deletes) atomically: every hunk of every file applies or "
+      "nothing changes. Hunks are located by their context lines when line numbers have drifted. "
+      "dry_run reports, per hunk, whether and where it applies.";
+  t.input_schema =
+      object_schema({{"patch", string_prop("The unified diff text", 1)},
+                     {"dry_run", bool_prop("Only report where each hunk applies (default false)")}},
+                    {"patch"});
+  t.output_schema = object_schema({{"applied", {{"type", "boolean"}}},
+                                   {"applies", {{"type", "boolean"}}},
+                                   {"files", {{"type", "array"}}}});
+  t.annotations = write_hints(/*destructive=*/true, /*idempotent=*/false);
+  t.handler = run;
+  return t;
+}
+
+}  // namespace weft::server::tools

@@ -1,0 +1,102 @@
+// fs_read: a page of a text file with numbered lines, the total line count
+// and whether more remains.
+#include "server/tools/tool_util.h"
+
+namespace weft::server::tools {
+namespace {
+
+constexpr int64_t kDefaultLines = 2000;
+constexpr size_t kMaxLineChars = 2000;  // longer lines are cut in the numbered text
+
+// "     1\tfirst line\n" for each line of `content`, numbered from `first`.
+std::string number_lines(std::string_view content, int64_t first) {
+  std::string out;
+  out.reserve(content.size() + content.size() / 16 + 16);
+  int64_t n = first;
+  size_t pos = 0;
+  char num[32];
+  while (pos < content.size()) {
+    size_t nl = content.find('\n', pos);
+    size_t end = nl == std::string_view::npos ? content.size() : nl;
+    std::string_view line = content.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    int len = std::snprintf(num, sizeof num, "%6lld\t", static_cast<long long>(n++));
+    out.append(num, static_cast<size_t>(len));
+    if (line.size() > kMaxLineChars) {
+      out.append(line.substr(0, kMaxLineChars));
+      out.append(" [line cut at 2000 bytes]");
+    } else {
+      out.append(line);
+    }
+    out.push_back('\n');
+    pos = nl == std::string_view::npos ? content.size() : nl + 1;
+  }
+  return out;
+}
+
+Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
+  WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
+  WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
+  int64_t offset = arg_int(args, "offset", 1);
+  int64_t limit = arg_int(args, "limit", kDefaultLines);
+  auto page = ws->fs().read(path, offset - 1, limit);
+  if (!page.ok()) {
+    if (page.status().code() == StatusCode::kInvalidArgument &&
+        std::string(page.status().message()).find("UTF-8") != std::string::npos) {
+      return invalid_argument("'" + path +
+                              "' is not UTF-8 text (a binary file?); use fs_read_media for "
+                              "images and other binary content");
+    }
+    return explain(page.status(), path);
+  }
+  int64_t shown = 0;
+  for (char c : page->content) shown += c == '\n';
+  if (!page->content.empty() && page->content.back() != '\n') ++shown;
+  std::string text = number_lines(page->content, offset);
+  if (page->total_lines == 0) {
+    text = "(empty file)\n";
+  } else if (shown == 0) {
+    text = "(offset " + std::to_string(offset) + " is past the end: the file has " +
+           std::to_string(page->total_lines) + " lines)\n";
+  } else if (page->truncated) {
+    text += "[showing lines " + std::to_string(offset) + "-" + std::to_string(offset + shown - 1) +
+            " of " + std::to_string(page->total_lines) + "; call again with offset " +
+            std::to_string(offset + shown) + " for more]\n";
+  }
+  Json structured = {
+      {"path", page->path}, {"content", std::move(page->content)}, {"offset", offset},
+      {"lines", shown},     {"total_lines", page->total_lines},    {"truncated", page->truncated}};
+  return ToolOutput{std::move(text), std::move(structured), nullptr};
+}
+
+}  // namespace
+
+ToolSpec fs_read_tool() {
+  ToolSpec t;
+  t.name = "fs_read";
+  t.title = "Read file";
+  t.description =
+      "Read a UTF-8 text file from the workspace. Returns the lines with 1-based line numbers "
+      "(`cat -n` style: number, tab, text; the prefix is not part of the file), the total line "
+      "count and whether the output was truncated. Use offset/limit to page through large files. "
+      "Line endings (CRLF) are preserved in structuredContent.content. Binary files are refused: "
+      "use fs_read_media.";
+  t.input_schema = object_schema(
+      {{"path",
+        string_prop("File path, relative to the workspace root (or absolute inside it)", 1)},
+       {"offset", integer_prop("1-based line to start at (default 1)", 1, 1'000'000'000)},
+       {"limit", integer_prop("Most lines to return (default 2000)", 1, 1'000'000)}},
+      {"path"});
+  t.output_schema = object_schema({{"path", {{"type", "string"}}},
+                                   {"content", {{"type", "string"}}},
+                                   {"offset", {{"type", "integer"}}},
+                                   {"lines", {{"type", "integer"}}},
+                                   {"total_lines", {{"type", "integer"}}},
+                                   {"truncated", {{"type", "boolean"}}}});
+  t.output_schema.erase("additionalProperties");
+  t.annotations = read_only_hints();
+  t.handler = run;
+  return t;
+}
+
+}  // namespace weft::server::tools

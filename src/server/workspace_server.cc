@@ -1,0 +1,73 @@
+// Builds the workspace MCP server (see include/weft/server/workspace_server.h).
+#include "weft/server/workspace_server.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "weft/server/workspace_tools.h"
+
+namespace weft::server {
+namespace {
+
+constexpr const char* kInstructions =
+    "weft workspace. Paths are relative to the workspace root. Read with fs_read (numbered "
+    "lines, offset/limit), change files with fs_edit (exact old_string -> new_string, unique "
+    "unless replace_all) or fs_patch (unified diff), search with fs_grep and fs_glob. Take an "
+    "fs_snapshot before risky changes; fs_restore brings it back.";
+
+Result<std::shared_ptr<Workspace>> open_workspace(const WorkspaceServerOptions& options) {
+  fs::HostOptions host;
+  host.limits = server_fs_limits();
+  host.read_only = options.read_only;
+  if (!options.sandbox) {
+    WEFT_ASSIGN_OR_RETURN(auto fs, fs::make_host_filesystem(options.root, host));
+    return std::make_shared<Workspace>(std::shared_ptr<fs::Filesystem>(std::move(fs)));
+  }
+  WEFT_RETURN_IF_ERROR(fs::sandbox_available());
+  fs::SandboxOptions sandbox;
+  std::error_code ec;
+  sandbox.overlay_dir = std::filesystem::canonical(options.root, ec).string();
+  if (ec) return not_found("workspace root '" + options.root + "': " + ec.message());
+  sandbox.keep_overlay = true;  // the overlay IS the user's workspace
+  sandbox.host = host;
+  WEFT_ASSIGN_OR_RETURN(auto box, fs::make_sandbox_workspace(sandbox));
+  std::shared_ptr<fs::SandboxWorkspace> shared(std::move(box));
+  return std::make_shared<Workspace>(shared, shared);
+}
+
+}  // namespace
+
+fs::FsLimits server_fs_limits() {
+  fs::FsLimits limits;
+  limits.max_write_chars = 64ll << 20;
+  limits.max_path_depth = 64;
+  limits.max_segment_length = 255;
+  limits.max_grep_matches = 100'000;
+  return limits;
+}
+
+Result<WorkspaceServer> make_workspace_server(const WorkspaceServerOptions& options) {
+  if (options.create_root) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.root, ec);
+    if (ec) return unavailable("cannot create workspace '" + options.root + "': " + ec.message());
+  }
+  WorkspaceServer out;
+  WEFT_ASSIGN_OR_RETURN(out.workspace, open_workspace(options));
+  out.tools = std::make_shared<ToolRegistry>();
+  WEFT_RETURN_IF_ERROR(
+      add_workspace_tools(*out.tools, WorkspaceToolsOptions{options.read_only, options.sandbox}));
+  ServerOptions server_options;
+  server_options.instructions = kInstructions;
+  server_options.diagnostics = options.diagnostics;
+  std::shared_ptr<Workspace> ws = out.workspace;
+  server_options.map_roots = [ws](const std::vector<std::string>& uris) {
+    return ws->map_roots(uris);
+  };
+  out.server =
+      std::make_unique<McpServer>(std::move(server_options), out.tools,
+                                  make_workspace_resources(out.workspace), out.workspace.get());
+  return out;
+}
+
+}  // namespace weft::server
