@@ -36,8 +36,8 @@ int import_file(crdt::Doc& doc, const std::string& path) {
 
 std::string value_line(const crdt::Doc& doc, bool with_version) {
   if (!with_version) return doc.to_json_string();
-  return "{\"value\":" + doc.to_json_string() + ",\"version\":" +
-         doc.oplog_version().to_json_string() + "}";
+  return "{\"value\":" + doc.to_json_string() +
+         ",\"version\":" + doc.oplog_version().to_json_string() + "}";
 }
 
 void setup_loro(CLI::App& app) {
@@ -71,8 +71,8 @@ void setup_loro(CLI::App& app) {
     std::string out;
   };
   auto eargs = std::make_shared<ExportArgs>();
-  auto* exp = loro->add_subcommand(
-      "export", "Merge FILEs and write the whole history as Loro JSON updates");
+  auto* exp = loro->add_subcommand("export",
+                                   "Merge FILEs and write the whole history as Loro JSON updates");
   exp->add_option("FILE", eargs->files, "Loro JSON updates or weft binary files")->required();
   exp->add_option("--out", eargs->out, "Output file (Loro JSON updates)")->required();
   exp->callback([eargs] {

@@ -99,6 +99,16 @@ struct State {
   int64_t vv_total = 0;
 };
 
+// What a local commit did, for the UndoManager: its ops, and for map ops the
+// value the key held before (nullopt = absent).
+struct CommitRecord {
+  PeerId peer = 0;
+  Counter start = 0, end = 0;
+  std::string origin;
+  std::vector<Op> ops;
+  std::vector<std::optional<Value>> map_prev;  // aligned with ops
+};
+
 struct Subscriber {
   uint64_t id;
   std::optional<uint32_t> container;  // nullopt = root (all)
@@ -182,6 +192,7 @@ class DocCore {
 
   // open transaction
   std::vector<Op> txn_ops;
+  std::vector<std::optional<Value>> txn_map_prev;  // aligned with txn_ops
   Counter txn_start = 0;
   Frontiers txn_deps;
 
@@ -192,6 +203,7 @@ class DocCore {
   std::vector<Subscriber> subscribers;
   std::vector<std::pair<uint64_t, LocalUpdateCallback>> local_update_subscribers;
   uint64_t next_subscriber = 1;
+  std::vector<std::pair<uint64_t, std::function<void(const CommitRecord&)>>> commit_hooks;
   // events being gathered: container -> shallow value before
   bool gathering = false;
   std::map<uint32_t, Value> before_values;

@@ -405,7 +405,8 @@ std::string DocCore::export_json(const VersionVector& from, bool compress) const
     auto it = peer_index.find(p);
     if (it != peer_index.end()) start.set(it->second, std::min(c, oplog_vv.get(it->second)));
   }
-  for (const ID& id : dense_to_frontiers(start).ids()) sv[std::to_string(id.peer)] = id.counter;
+  const Frontiers start_frontiers = dense_to_frontiers(start);
+  for (const ID& id : start_frontiers.ids()) sv[std::to_string(id.peer)] = id.counter;
   root["start_version"] = std::move(sv);
   if (compress) {
     json jp = json::array();

@@ -197,6 +197,8 @@ Status Seq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint32_t*
     if (vv) vv->set(peer, std::max(vv->get(peer), counter + int32_t(k)));
     uint32_t idx = static_cast<uint32_t>(arena_.size());
     arena_.push_back(Elem{peer, counter + int32_t(k), kNone, kNone, kNone, 0, contents[k]});
+    if (id_index_built_)
+      id_index_.emplace((uint64_t(peer) << 32) | uint32_t(counter + int32_t(k)), idx);
     Cur placed = integrate(idx, left, start, vv);
     left = idx;
     start = placed;
@@ -296,6 +298,41 @@ std::vector<Seq::Run> Seq::unit_runs(size_t from, size_t to) const {
     }
   }
   return runs;
+}
+
+std::optional<uint32_t> Seq::find(uint32_t peer, int32_t counter) {
+  if (!id_index_built_) {
+    id_index_.reserve(arena_.size());
+    for (uint32_t i = 0; i < arena_.size(); ++i) {
+      id_index_.emplace((uint64_t(arena_[i].peer) << 32) | uint32_t(arena_[i].counter), i);
+    }
+    id_index_built_ = true;
+  }
+  auto it = id_index_.find((uint64_t(peer) << 32) | uint32_t(counter));
+  if (it == id_index_.end()) return std::nullopt;
+  return it->second;
+}
+
+uint32_t Seq::entity_before(uint32_t idx) const {
+  uint32_t n = 0;
+  for (const Chunk& c : chunks_) {
+    bool here = false;
+    for (uint32_t i : c.items) {
+      if (i == idx) {
+        here = true;
+        break;
+      }
+    }
+    if (!here) {
+      n += c.vis;
+      continue;
+    }
+    for (uint32_t i : c.items) {
+      if (i == idx) return n;
+      if (arena_[i].del_peer == kNone) ++n;
+    }
+  }
+  return n;
 }
 
 std::vector<uint32_t> Seq::visible_contents() const {

@@ -15,6 +15,7 @@
 #define WEFT_SRC_CRDT_SEQ_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -106,6 +107,13 @@ class Seq {
   // Content of the arena element with id (peer, counter) if present.
   size_t arena_size() const { return arena_.size(); }
 
+  // For undo: the element with id (peer, counter), if present.
+  std::optional<uint32_t> find(uint32_t peer, int32_t counter);
+  const Elem& elem(uint32_t idx) const { return arena_[idx]; }
+  // Visible entities before arena element `idx` in the current state.
+  uint32_t entity_before(uint32_t idx) const;
+  bool is_deleted(uint32_t idx) const { return arena_[idx].del_peer != kNone; }
+
  private:
   struct Chunk {
     std::vector<uint32_t> items;  // arena indexes
@@ -148,6 +156,8 @@ class Seq {
   std::vector<Elem> arena_;
   std::vector<Chunk> chunks_;
   std::unordered_multimap<uint32_t, std::pair<uint32_t, int32_t>> extra_deleters_;
+  std::unordered_map<uint64_t, uint32_t> id_index_;  // built lazily by find()
+  bool id_index_built_ = false;
   size_t total_vis_ = 0, total_chars_ = 0, total_u16_ = 0, total_u8_ = 0;
 };
 

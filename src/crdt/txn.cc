@@ -140,6 +140,12 @@ Status DocCore::local_op(Op op) {
     tmp.counter = counter;
   }
   tmp.ops.push_back(op);
+  std::optional<Value> prev;
+  if (op.kind == OpKind::kMapSet || op.kind == OpKind::kMapDelete) {
+    auto& cs = container_state(*state, op.container);
+    auto it = cs.map.find(op.key);
+    if (it != cs.map.end()) prev = it->second.value;
+  }
   WEFT_RETURN_IF_ERROR(apply_change(*state, tmp, counter + tmp.len));
   // Merge with the previous op when it simply continues it.
   if (!txn_ops.empty()) {
@@ -158,6 +164,7 @@ Status DocCore::local_op(Op op) {
     }
   }
   txn_ops.push_back(std::move(op));
+  txn_map_prev.push_back(std::move(prev));
   return Status();
 }
 
@@ -181,6 +188,16 @@ Status DocCore::commit(const CommitOptions& options) {
     if (const Change* dc = find_change(d.peer, d.counter)) ts = std::max(ts, dc->timestamp);
   }
   ch.timestamp = ts;
+  CommitRecord record;
+  if (!commit_hooks.empty()) {
+    record.peer = peer;
+    record.start = ch.counter;
+    record.end = ch.counter + ch.len;
+    record.origin = options.origin;
+    record.ops = txn_ops;
+    record.map_prev = std::move(txn_map_prev);
+  }
+  txn_map_prev.clear();
   ch.ops = std::move(txn_ops);
   txn_ops.clear();
   const VersionVector before = to_public(oplog_vv);
@@ -202,6 +219,10 @@ Status DocCore::commit(const CommitOptions& options) {
   state_frontiers = oplog_frontiers;
   if (gathering) {
     end_events(EventTrigger::kLocal, options.origin, options.message, txn_deps);
+  }
+  if (!commit_hooks.empty()) {
+    auto hooks = commit_hooks;
+    for (auto& [id, hook] : hooks) hook(record);
   }
   if (!local_update_subscribers.empty()) {
     std::string bytes = export_binary(before, false);

@@ -1,0 +1,224 @@
+// UndoManager: inverse ops computed by element id at undo time, so that an
+// undo applies to wherever the elements are now (concurrent remote edits are
+// kept, never undone).
+#include "weft/crdt/undo.h"
+
+#include <chrono>
+#include <deque>
+
+#include "crdt/core.h"
+
+namespace weft::crdt {
+
+using detail::CommitRecord;
+using detail::DocCore;
+using detail::Op;
+using detail::OpKind;
+
+namespace {
+
+constexpr std::string_view kUndoOrigin = "weft:undo";
+constexpr std::string_view kRedoOrigin = "weft:redo";
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+struct Step {
+  std::vector<CommitRecord> records;
+  int64_t time_ms = 0;
+};
+
+// Writes the inverse of `rec` as local ops (not committed).
+Status invert(DocCore& core, const CommitRecord& rec) {
+  auto pit = core.peer_index.find(rec.peer);
+  if (pit == core.peer_index.end()) return Status();
+  const uint32_t author = pit->second;
+  for (size_t oi = rec.ops.size(); oi-- > 0;) {
+    const Op& op = rec.ops[oi];
+    auto& cs = core.container_state(*core.state, op.container);
+    switch (op.kind) {
+      case OpKind::kTextInsert:
+      case OpKind::kListInsert:
+        for (Counter k = op.atom_len(); k-- > 0;) {
+          auto idx = cs.seq->find(author, op.counter + k);
+          if (!idx || cs.seq->is_deleted(*idx)) continue;
+          Op d;
+          d.kind = OpKind::kSeqDelete;
+          d.container = op.container;
+          d.pos = static_cast<int32_t>(cs.seq->entity_before(*idx));
+          d.len = 1;
+          d.start_id = ID{rec.peer, op.counter + k};
+          WEFT_RETURN_IF_ERROR(core.local_op(std::move(d)));
+        }
+        break;
+      case OpKind::kSeqDelete: {
+        const Counter n = op.atom_len();
+        auto tp = core.peer_index.find(op.start_id.peer);
+        if (tp == core.peer_index.end()) break;
+        for (Counter k = 0; k < n; ++k) {
+          auto idx = cs.seq->find(tp->second, op.start_id.counter + k);
+          if (!idx || !cs.seq->is_deleted(*idx)) continue;
+          const detail::Elem& e = cs.seq->elem(*idx);
+          Op ins;
+          ins.container = op.container;
+          ins.pos = static_cast<int32_t>(cs.seq->entity_before(*idx));
+          if (cs.type == ContainerType::kText) {
+            if (e.content >= detail::kStartAnchor) continue;
+            ins.kind = OpKind::kTextInsert;
+            ins.text.push_back(static_cast<char32_t>(e.content));
+          } else {
+            const Value& v = cs.list_values[e.content];
+            if (v.is_container()) continue;  // a deleted child cannot be revived
+            ins.kind = OpKind::kListInsert;
+            ins.values.push_back(v);
+          }
+          WEFT_RETURN_IF_ERROR(core.local_op(std::move(ins)));
+        }
+        break;
+      }
+      case OpKind::kMapSet:
+      case OpKind::kMapDelete: {
+        const std::optional<Value>& prev =
+            oi < rec.map_prev.size() ? rec.map_prev[oi] : std::nullopt;
+        Op m;
+        m.container = op.container;
+        m.key = op.key;
+        if (prev && !prev->is_container()) {
+          m.kind = OpKind::kMapSet;
+          m.value = *prev;
+        } else if (!prev) {
+          auto it = cs.map.find(op.key);
+          if (it == cs.map.end() || !it->second.value) break;
+          m.kind = OpKind::kMapDelete;
+        } else {
+          break;
+        }
+        WEFT_RETURN_IF_ERROR(core.local_op(std::move(m)));
+        break;
+      }
+      case OpKind::kCounter: {
+        Op c;
+        c.kind = OpKind::kCounter;
+        c.container = op.container;
+        c.number = -op.number;
+        WEFT_RETURN_IF_ERROR(core.local_op(std::move(c)));
+        break;
+      }
+      case OpKind::kMark:
+      case OpKind::kMarkEnd:
+        break;  // style anchors stay
+    }
+  }
+  return Status();
+}
+
+}  // namespace
+
+struct UndoManager::Impl {
+  std::shared_ptr<DocCore> core;
+  uint64_t hook_id = 0;
+  std::deque<Step> undo, redo;
+  int64_t merge_ms = 0;
+  size_t max_steps = 100;
+  std::vector<std::string> excluded;
+  bool group_open = false;
+  bool group_has_step = false;
+  enum class Mode { kNormal, kUndo, kRedo } mode = Mode::kNormal;
+
+  void on_commit(const CommitRecord& rec) {
+    if (mode == Mode::kUndo) {
+      redo.push_back({{rec}, now_ms()});
+      return;
+    }
+    if (mode == Mode::kRedo) {
+      undo.push_back({{rec}, now_ms()});
+      return;
+    }
+    for (const auto& p : excluded) {
+      if (rec.origin.rfind(p, 0) == 0) return;
+    }
+    redo.clear();
+    int64_t t = now_ms();
+    if (!undo.empty() && ((group_open && group_has_step) ||
+                          (!group_open && merge_ms > 0 && t - undo.back().time_ms <= merge_ms))) {
+      undo.back().records.push_back(rec);
+      undo.back().time_ms = t;
+    } else {
+      undo.push_back({{rec}, t});
+      if (group_open) group_has_step = true;
+    }
+    while (undo.size() > max_steps) undo.pop_front();
+  }
+
+  Result<bool> apply(std::deque<Step>& from, Mode m, std::string_view origin) {
+    if (core->detached) return failed_precondition("cannot undo/redo while the doc is detached");
+    WEFT_RETURN_IF_ERROR(core->commit({}));
+    if (from.empty()) return false;
+    Step step = std::move(from.back());
+    from.pop_back();
+    mode = m;
+    Status st;
+    for (size_t i = step.records.size(); i-- > 0 && st.ok();) st = invert(*core, step.records[i]);
+    if (st.ok()) {
+      CommitOptions opts;
+      opts.origin = std::string(origin);
+      st = core->commit(opts);
+    }
+    mode = Mode::kNormal;
+    WEFT_RETURN_IF_ERROR(st);
+    return true;
+  }
+};
+
+UndoManager::UndoManager(Doc& doc) : impl_(std::make_unique<Impl>()) {
+  impl_->core = doc.core();
+  impl_->hook_id = impl_->core->next_subscriber++;
+  Impl* impl = impl_.get();
+  impl_->core->commit_hooks.emplace_back(impl_->hook_id,
+                                         [impl](const CommitRecord& r) { impl->on_commit(r); });
+}
+
+UndoManager::~UndoManager() {
+  std::erase_if(impl_->core->commit_hooks,
+                [&](const auto& h) { return h.first == impl_->hook_id; });
+}
+
+Result<bool> UndoManager::undo() {
+  return impl_->apply(impl_->undo, Impl::Mode::kUndo, kUndoOrigin);
+}
+Result<bool> UndoManager::redo() {
+  return impl_->apply(impl_->redo, Impl::Mode::kRedo, kRedoOrigin);
+}
+bool UndoManager::can_undo() const { return !impl_->undo.empty(); }
+bool UndoManager::can_redo() const { return !impl_->redo.empty(); }
+size_t UndoManager::undo_count() const { return impl_->undo.size(); }
+size_t UndoManager::redo_count() const { return impl_->redo.size(); }
+void UndoManager::set_merge_interval(int64_t ms) { impl_->merge_ms = ms; }
+void UndoManager::set_max_undo_steps(size_t steps) {
+  impl_->max_steps = steps;
+  while (impl_->undo.size() > steps) impl_->undo.pop_front();
+}
+void UndoManager::add_exclude_origin_prefix(std::string_view prefix) {
+  impl_->excluded.emplace_back(prefix);
+}
+Status UndoManager::group_start() {
+  if (impl_->group_open) return failed_precondition("an undo group is already open");
+  WEFT_RETURN_IF_ERROR(impl_->core->commit({}));
+  impl_->group_open = true;
+  impl_->group_has_step = false;
+  return Status();
+}
+void UndoManager::group_end() {
+  impl_->core->commit({}).ignore_error();
+  impl_->group_open = false;
+  impl_->group_has_step = false;
+}
+void UndoManager::clear() {
+  impl_->undo.clear();
+  impl_->redo.clear();
+}
+
+}  // namespace weft::crdt
