@@ -1,0 +1,303 @@
+// CRDT editing-trace benchmark: replays ../shared/data/traces through
+// weft::crdt::Doc and a plain gap buffer, and prints one JSON object per
+// trace (see bench/traces.sh, which also runs the Node peers).
+//
+//   weft_traces_bench [--dir DIR] [--reps N] [--only NAME]
+//
+// DIR defaults to $WEFT_SHARED_DIR/data/traces, else ../shared/data/traces.
+// Fields: trace, group, patches, weft_ms (local replay, one commit per txn),
+// floor_ms (gap buffer), merge_ms (all txns imported into an empty doc),
+// build_ms (constructing the concurrent history, not a bar), encoded_bytes
+// (snapshot with full history), updates_bytes, load_ms (snapshot -> text),
+// live_bytes (heap held by the replayed doc), peak_rss_kb, correct, and
+// "unsupported"/"error" strings when the engine cannot do a step.
+#include <malloc.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <optional>
+
+#include "gap_buffer.h"
+#include "trace_loader.h"
+#include "weft/crdt/doc.h"
+
+namespace weft::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Json = nlohmann::json;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+size_t heap_in_use() { return mallinfo2().uordblks + mallinfo2().hblkhd; }
+
+long peak_rss_kb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+// Runs `fn` `reps` times and returns the fastest run in ms.
+template <typename Fn>
+double best_of(int reps, Fn&& fn) {
+  double best = 1e300;
+  for (int i = 0; i < reps; ++i) {
+    auto start = Clock::now();
+    fn();
+    best = std::min(best, ms_since(start));
+  }
+  return best;
+}
+
+Status apply_patches(crdt::TextRef& text, const std::vector<Patch>& patches) {
+  for (const Patch& p : patches) {
+    if (p.del) WEFT_RETURN_IF_ERROR(text.erase(p.pos, p.del));
+    if (!p.ins.empty()) WEFT_RETURN_IF_ERROR(text.insert(p.pos, p.ins));
+  }
+  return Status();
+}
+
+// Local replay: one doc, one commit per txn. Returns the doc.
+Result<crdt::Doc> replay_local(const Trace& trace) {
+  crdt::Doc doc(1);
+  crdt::TextRef text = doc.get_text("text");
+  if (!trace.start_content.empty()) {
+    WEFT_RETURN_IF_ERROR(text.insert(0, trace.start_content));
+    WEFT_RETURN_IF_ERROR(doc.commit());
+  }
+  for (const Txn& txn : trace.txns) {
+    WEFT_RETURN_IF_ERROR(apply_patches(text, txn.patches));
+    WEFT_RETURN_IF_ERROR(doc.commit());
+  }
+  return doc;
+}
+
+std::string replay_floor(const Trace& trace) {
+  GapBuffer buffer(trace.start_content.size() + 1024);
+  buffer.splice(0, 0, trace.start_content);
+  for (const Txn& txn : trace.txns) {
+    for (const Patch& p : txn.patches) buffer.splice(p.pos, p.del, p.ins);
+  }
+  return buffer.to_string();
+}
+
+// Builds the concurrent history: each txn is authored by its agent's doc
+// brought to exactly the txn's parents (by importing the missing txns'
+// update blobs, or forking the merged doc there the first time an agent
+// appears), then its update is merged into `merged`.
+class HistoryBuilder {
+ public:
+  explicit HistoryBuilder(const Trace& trace) : trace_(trace) {}
+
+  Result<crdt::Doc> build() {
+    crdt::Doc merged(kMergedPeer);
+    blobs_.resize(trace_.txns.size());
+    frontiers_.resize(trace_.txns.size());
+    for (size_t i = 0; i < trace_.txns.size(); ++i) {
+      const Txn& txn = trace_.txns[i];
+      crdt::Frontiers parents = parent_frontiers(txn);
+      WEFT_ASSIGN_OR_RETURN(crdt::Doc * author, author_at(merged, txn, parents));
+      crdt::VersionVector before = author->oplog_version();
+      crdt::TextRef text = author->get_text("text");
+      WEFT_RETURN_IF_ERROR(apply_patches(text, txn.patches).with_context("txn " + std::to_string(i)));
+      WEFT_RETURN_IF_ERROR(author->commit());
+      frontiers_[i] = author->oplog_frontiers();
+      blobs_[i] = author->export_updates(before);
+      auto end = author->oplog_version().get(peer_of(txn.agent));
+      if (end > before.get(peer_of(txn.agent))) {
+        by_start_[txn.agent].emplace(before.get(peer_of(txn.agent)), i);
+      }
+      auto imported = merged.import(blobs_[i]);
+      if (!imported.ok()) return imported.status().with_context("merging txn " + std::to_string(i));
+    }
+    return merged;
+  }
+
+ private:
+  static constexpr crdt::PeerId kMergedPeer = 1u << 30;
+  static crdt::PeerId peer_of(uint32_t agent) { return agent + 1; }
+
+  crdt::Frontiers parent_frontiers(const Txn& txn) const {
+    crdt::Frontiers out;
+    for (uint32_t p : txn.parents) {
+      for (const crdt::ID& id : frontiers_[p].ids()) out.push(id);
+    }
+    return out;
+  }
+
+  Result<crdt::Doc*> author_at(const crdt::Doc& merged, const Txn& txn,
+                               const crdt::Frontiers& parents) {
+    auto it = docs_.find(txn.agent);
+    if (it == docs_.end()) {
+      crdt::Doc doc(peer_of(txn.agent));
+      if (!parents.empty()) {
+        WEFT_ASSIGN_OR_RETURN(doc, merged.fork_at(parents));
+        WEFT_RETURN_IF_ERROR(doc.set_peer_id(peer_of(txn.agent)));
+      }
+      it = docs_.emplace(txn.agent, std::move(doc)).first;
+      return &it->second;
+    }
+    // Import the txns in the parents' version that this doc lacks, oldest first.
+    WEFT_ASSIGN_OR_RETURN(crdt::VersionVector want, merged.frontiers_to_vv(parents));
+    crdt::VersionVector have = it->second.oplog_version();
+    std::vector<size_t> missing;
+    for (const auto& [peer, end] : want.entries()) {
+      Counter from = have.get(peer);
+      if (from >= end || peer == kMergedPeer) continue;
+      const auto& starts = by_start_[static_cast<uint32_t>(peer - 1)];
+      auto at = starts.upper_bound(from);
+      if (at != starts.begin()) --at;
+      for (; at != starts.end() && at->first < end; ++at) missing.push_back(at->second);
+    }
+    std::sort(missing.begin(), missing.end());
+    for (size_t j : missing) {
+      auto imported = it->second.import(blobs_[j]);
+      if (!imported.ok()) return imported.status().with_context("catching up an author");
+    }
+    return &it->second;
+  }
+
+  using Counter = crdt::Counter;
+  const Trace& trace_;
+  std::vector<std::string> blobs_;
+  std::vector<crdt::Frontiers> frontiers_;
+  std::map<uint32_t, crdt::Doc> docs_;
+  std::map<uint32_t, std::map<Counter, size_t>> by_start_;  // agent -> start counter -> txn
+};
+
+void measure_snapshot(const crdt::Doc& doc, int reps, Json& row) {
+  std::string snapshot = doc.export_snapshot();
+  row["encoded_bytes"] = snapshot.size();
+  row["updates_bytes"] = doc.export_updates().size();
+  std::string loaded;
+  Status status;
+  row["load_ms"] = best_of(reps, [&] {
+    crdt::Doc fresh;
+    auto imported = fresh.import(snapshot);
+    if (!imported.ok()) {
+      status = imported.status();
+      return;
+    }
+    loaded = fresh.get_text("text").to_string();
+  });
+  if (!status.ok()) row["load_error"] = status.to_string();
+}
+
+Json bench_trace(const Trace& trace, int reps) {
+  Json row;
+  row["trace"] = trace.name;
+  row["group"] = trace.group;
+  row["patches"] = trace.patch_count;
+  row["txns"] = trace.txns.size();
+  const bool sequential = !trace.concurrent || trace.linear;
+  bool correct = true;
+
+  if (sequential) {
+    std::string floor_text;
+    row["floor_ms"] = best_of(reps, [&] { floor_text = replay_floor(trace); });
+    row["floor_correct"] = floor_text == trace.end_content;
+    std::optional<crdt::Doc> kept;
+    Status status;
+    size_t heap_before = heap_in_use();
+    row["weft_ms"] = best_of(reps, [&] {
+      kept.reset();
+      auto doc = replay_local(trace);
+      if (doc.ok()) kept.emplace(std::move(*doc)); else status = doc.status();
+    });
+    if (kept) {
+      row["live_bytes"] = static_cast<long>(heap_in_use()) - static_cast<long>(heap_before);
+      bool ok = kept->get_text("text").to_string() == trace.end_content;
+      row["local_correct"] = ok;
+      correct = correct && ok;
+      measure_snapshot(*kept, reps, row);
+    } else {
+      row["weft_ms"] = nullptr;
+      row["error"] = "local replay: " + status.to_string();
+      correct = false;
+    }
+  }
+  if (trace.concurrent) {
+    auto start = Clock::now();
+    auto merged = HistoryBuilder(trace).build();
+    row["build_ms"] = ms_since(start);
+    if (!merged.ok()) {
+      row["merge_ms"] = nullptr;
+      row["unsupported"] = "building the concurrent history: " + merged.status().to_string();
+      correct = false;
+    } else {
+      std::string updates = merged->export_updates();
+      std::string text;
+      Status status;
+      row["merge_ms"] = best_of(reps, [&] {
+        crdt::Doc fresh;
+        auto imported = fresh.import(updates);
+        if (!imported.ok()) {
+          status = imported.status();
+          return;
+        }
+        text = fresh.get_text("text").to_string();
+      });
+      bool ok = status.ok() && text == trace.end_content;
+      row["merge_correct"] = ok;
+      if (!status.ok()) row["error"] = "merge: " + status.to_string();
+      correct = correct && ok;
+      if (!sequential) measure_snapshot(*merged, reps, row);
+    }
+  }
+  row["correct"] = correct;
+  row["peak_rss_kb"] = peak_rss_kb();
+  return row;
+}
+
+std::optional<std::filesystem::path> default_dir() {
+  if (const char* env = std::getenv("WEFT_SHARED_DIR"); env && *env) {
+    return std::filesystem::path(env) / "data" / "traces";
+  }
+  return std::filesystem::path("../shared/data/traces");
+}
+
+}  // namespace
+}  // namespace weft::bench
+
+int main(int argc, char** argv) {
+  using namespace weft::bench;
+  std::optional<std::filesystem::path> dir = default_dir();
+  int reps = 3;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--dir" && i + 1 < argc) dir = argv[++i];
+    else if (arg == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--only" && i + 1 < argc) only = argv[++i];
+    else if (arg == "--json") continue;  // output is always JSON lines
+    else {
+      std::fprintf(stderr, "usage: weft_traces_bench [--dir DIR] [--reps N] [--only NAME]\n");
+      return 2;
+    }
+  }
+  if (!dir || !std::filesystem::is_directory(*dir)) {
+    std::printf("{\"skipped\":\"trace directory %s is absent (set WEFT_SHARED_DIR or run from the "
+                "repository root beside ../shared)\"}\n",
+                dir ? dir->c_str() : "?");
+    return 0;
+  }
+  for (const auto& path : find_traces(*dir)) {
+    auto trace = load_trace(path);
+    if (!trace.ok()) {
+      std::printf("%s\n", nlohmann::json{{"trace", path.string()},
+                                         {"error", trace.status().to_string()}}
+                              .dump()
+                              .c_str());
+      continue;
+    }
+    if (!only.empty() && trace->name != only) continue;
+    std::printf("%s\n", bench_trace(*trace, reps).dump().c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
