@@ -1,5 +1,6 @@
 #include "common.h"
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -121,7 +122,12 @@ Result<std::unique_ptr<GrepQuery>> GrepQuery::compile(std::string_view pattern,
     return invalid_argument("grep pattern '" + std::string(pattern) +
                             "' is not a valid RE2 regex: " + q->re_->error());
   }
-  if (is_literal(pattern)) q->literal_ = std::string(pattern);
+  if (is_literal(pattern)) {
+    q->pure_literal_ = true;
+    q->prefilter_.emplace(std::string(pattern));
+  } else if (std::string lit = required_literal(pattern); !lit.empty()) {
+    q->prefilter_.emplace(std::move(lit));
+  }
   if (glob && !glob->empty()) {
     WEFT_ASSIGN_OR_RETURN(GlobPattern g, GlobPattern::compile(*glob));
     q->glob_ = std::move(g);
@@ -142,11 +148,11 @@ void GrepQuery::search(std::string_view data, const std::string& path,
   if (out->size() >= max_ || looks_binary(data)) return;
   size_t pos = 0;
   int64_t line_number = 1;
-  size_t counted_to = 0;  // line_number is the number of the line at counted_to
+  size_t counted_to = 0;  // line_number is the number of the line starting at counted_to
   while (pos <= data.size() && out->size() < max_) {
     size_t hit;
-    if (literal_) {
-      hit = data.find(*literal_, pos);
+    if (prefilter_) {
+      hit = prefilter_->find(data, pos);
       if (hit == std::string_view::npos) return;
     } else {
       re2::StringPiece sub;
@@ -158,13 +164,14 @@ void GrepQuery::search(std::string_view data, const std::string& path,
     line_around(data, hit, &start, &end, &next);
     std::string_view line = data.substr(start, end - start);
     size_t m_start = hit - start;
-    size_t m_end;
+    size_t m_end = m_start;
     bool found = true;
-    if (literal_) {
-      m_end = m_start + literal_->size();
-      if (m_end > line.size()) found = false;  // the literal spans "\r" (never for real)
+    if (pure_literal_) {
+      m_end = m_start + prefilter_->size();
+      found = m_end <= line.size();
     } else {
-      // A match may span lines ([^x], \s); re-run on the line alone.
+      // Confirm on the line alone: the candidate may come from the prefilter,
+      // or be a match spanning lines ([^x], \s) that no single line holds.
       re2::StringPiece sub;
       found = re_->Match(re2::StringPiece(line.data(), line.size()), 0, line.size(),
                          RE2::UNANCHORED, &sub, 1);
@@ -174,7 +181,8 @@ void GrepQuery::search(std::string_view data, const std::string& path,
       }
     }
     if (found) {
-      for (size_t i = counted_to; i < start; ++i) line_number += data[i] == '\n';
+      line_number += std::count(data.begin() + static_cast<ptrdiff_t>(counted_to),
+                                data.begin() + static_cast<ptrdiff_t>(start), '\n');
       counted_to = start;
       GrepMatch m;
       m.path = path;
@@ -189,6 +197,84 @@ void GrepQuery::search(std::string_view data, const std::string& path,
     if (next >= data.size()) return;
     pos = next;
   }
+}
+
+namespace {
+
+// How common a byte is in source text and prose (higher = more common).
+int byte_rank(unsigned char c) {
+  static constexpr std::string_view kCommon = " etaoinsrhldcumfpgwybvkxjqz";
+  if (c >= 'a' && c <= 'z') return 200 - static_cast<int>(kCommon.find(static_cast<char>(c)));
+  if (c >= 'A' && c <= 'Z') return 140 - static_cast<int>(kCommon.find(static_cast<char>(c + 32)));
+  if (c == ' ') return 255;
+  if (c >= '0' && c <= '9') return 120;
+  if (c == '_' || c == '(' || c == ')' || c == ';' || c == ',' || c == '*' || c == '.') return 150;
+  if (c == '\t' || c == '\n') return 220;
+  return c >= 0x80 ? 60 : 90;
+}
+
+}  // namespace
+
+LiteralFinder::LiteralFinder(std::string needle) : needle_(std::move(needle)) {
+  for (size_t i = 1; i < needle_.size(); ++i) {
+    if (byte_rank(static_cast<unsigned char>(needle_[i])) <
+        byte_rank(static_cast<unsigned char>(needle_[rare_]))) {
+      rare_ = i;
+    }
+  }
+}
+
+size_t LiteralFinder::find(std::string_view hay, size_t from) const {
+  const size_t n = needle_.size();
+  if (n == 0) return from <= hay.size() ? from : std::string_view::npos;
+  const char rare = needle_[rare_];
+  while (from + n <= hay.size()) {
+    const void* p = std::memchr(hay.data() + from + rare_, rare, hay.size() - from - n + 1);
+    if (!p) return std::string_view::npos;
+    size_t start = static_cast<size_t>(static_cast<const char*>(p) - hay.data()) - rare_;
+    if (std::memcmp(hay.data() + start, needle_.data(), n) == 0) return start;
+    from = start + 1;
+  }
+  return std::string_view::npos;
+}
+
+std::string required_literal(std::string_view p) {
+  if (p.find('|') != std::string_view::npos || p.find("(?") != std::string_view::npos) return "";
+  std::string best, cur;
+  int depth = 0;
+  auto end_run = [&] {
+    if (cur.size() > best.size()) best = cur;
+    cur.clear();
+  };
+  for (size_t i = 0; i < p.size(); ++i) {
+    char c = p[i];
+    if (c == '\\') {
+      end_run();
+      ++i;
+    } else if (c == '[') {
+      end_run();
+      size_t j = i + 1;
+      if (j < p.size() && p[j] == '^') ++j;
+      if (j < p.size() && p[j] == ']') ++j;
+      while (j < p.size() && p[j] != ']') j += p[j] == '\\' ? 2 : 1;
+      i = j;
+    } else if (c == '(' || c == ')') {
+      depth += c == '(' ? 1 : -1;
+      end_run();
+    } else if (c == '*' || c == '?' || c == '{') {
+      if (!cur.empty()) cur.pop_back();  // the quantified byte may be absent
+      end_run();
+      if (c == '{') {
+        while (i < p.size() && p[i] != '}') ++i;
+      }
+    } else if (c == '+' || c == '.' || c == '^' || c == '$') {
+      end_run();
+    } else if (depth == 0) {
+      cur.push_back(c);
+    }
+  }
+  end_run();
+  return best.size() >= 3 ? best : "";
 }
 
 std::string random_uuid() {

@@ -35,6 +35,23 @@ Status check_page_args(int64_t offset, std::optional<int64_t> limit);
 // True when the first 8 KiB hold a NUL byte (how grep recognises binary files).
 bool looks_binary(std::string_view data);
 
+// Finds a fixed string fast: memchr on the needle's rarest byte, then compare.
+class LiteralFinder {
+ public:
+  explicit LiteralFinder(std::string needle);
+  // Position of the first occurrence at or after `from`, or npos.
+  size_t find(std::string_view hay, size_t from) const;
+  size_t size() const { return needle_.size(); }
+
+ private:
+  std::string needle_;
+  size_t rare_ = 0;
+};
+
+// The longest literal every match of RE2 `pattern` must contain (at least
+// 3 bytes), or "" when none can be proven (alternation, flags, groups...).
+std::string required_literal(std::string_view pattern);
+
 // A compiled grep request.
 class GrepQuery {
  public:
@@ -55,7 +72,8 @@ class GrepQuery {
 
  private:
   std::unique_ptr<RE2> re_;
-  std::optional<std::string> literal_;  // set when the pattern is a plain literal
+  bool pure_literal_ = false;              // the pattern is a plain string
+  std::optional<LiteralFinder> prefilter_;  // a literal every match contains
   std::optional<GlobPattern> glob_;
   size_t max_ = 0;
 };
