@@ -17,6 +17,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
 
 #include "common.h"
 #include "host_io.h"
@@ -288,7 +290,18 @@ Result<std::unique_ptr<SandboxWorkspace>> make_sandbox_workspace(SandboxOptions 
     WEFT_ASSIGN_OR_RETURN(fs, make_host_filesystem(*options.overlay_dir, options.host));
   }
   if (!options.host.git_dir) options.host.git_dir = default_snapshot_git_dir(fs->root());
-  Status bwrap = sandbox_available(options.bwrap_path);
+  // Probing bubblewrap costs a process launch: do it once per path.
+  static std::mutex probe_mu;
+  static std::map<std::string, Status> probes;
+  Status bwrap;
+  {
+    std::lock_guard lock(probe_mu);
+    auto it = probes.find(options.bwrap_path);
+    if (it == probes.end()) {
+      it = probes.emplace(options.bwrap_path, sandbox_available(options.bwrap_path)).first;
+    }
+    bwrap = it->second;
+  }
   return std::unique_ptr<SandboxWorkspace>(
       new Sandbox(std::move(fs), std::move(options), std::move(bwrap), owns));
 }
