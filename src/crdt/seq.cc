@@ -335,6 +335,31 @@ uint32_t Seq::entity_before(uint32_t idx) const {
   return n;
 }
 
+uint32_t Seq::reinsert_pos(uint32_t tomb) const {
+  if (clone_of_.empty()) return entity_before(tomb);
+  std::vector<uint32_t> order(arena_.size(), 0);
+  uint32_t k = 0;
+  for (const Chunk& c : chunks_) {
+    for (uint32_t i : c.items) order[i] = k++;
+  }
+  auto root = [&](uint32_t x) {
+    for (int guard = 0; guard < 1000; ++guard) {
+      auto it = clone_of_.find(x);
+      if (it == clone_of_.end()) break;
+      x = it->second;
+    }
+    return x;
+  };
+  const uint32_t target = order[root(tomb)];
+  uint32_t n = 0;
+  for (const Chunk& c : chunks_) {
+    for (uint32_t i : c.items) {
+      if (arena_[i].del_peer == kNone && order[root(i)] < target) ++n;
+    }
+  }
+  return n;
+}
+
 std::vector<uint32_t> Seq::visible_contents() const {
   std::vector<uint32_t> out;
   out.reserve(total_chars_);

@@ -113,6 +113,11 @@ class Seq {
   // Visible entities before arena element `idx` in the current state.
   uint32_t entity_before(uint32_t idx) const;
   bool is_deleted(uint32_t idx) const { return arena_[idx].del_peer != kNone; }
+  // Undo bookkeeping (local only): `clone` re-creates the deleted `original`.
+  void mark_clone(uint32_t clone, uint32_t original) { clone_of_[clone] = original; }
+  // Where re-creating tombstone `tomb` puts it back in place: the number of
+  // visible entities whose original element lies before it.
+  uint32_t reinsert_pos(uint32_t tomb) const;
 
  private:
   struct Chunk {
@@ -158,6 +163,7 @@ class Seq {
   std::unordered_multimap<uint32_t, std::pair<uint32_t, int32_t>> extra_deleters_;
   std::unordered_map<uint64_t, uint32_t> id_index_;  // built lazily by find()
   bool id_index_built_ = false;
+  std::unordered_map<uint32_t, uint32_t> clone_of_;
   size_t total_vis_ = 0, total_chars_ = 0, total_u16_ = 0, total_u8_ = 0;
 };
 

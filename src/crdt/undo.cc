@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 
 #include "crdt/core.h"
 
@@ -31,8 +32,44 @@ struct Step {
   int64_t time_ms = 0;
 };
 
+// Fills a fresh child container with a (deep) value; nested children come
+// back as plain values.
+Status fill(const std::shared_ptr<DocCore>& core, const ContainerId& id, const Value& v) {
+  switch (id.type()) {
+    case ContainerType::kText:
+      return v.kind() == Value::Kind::kString ? TextRef(core, id).insert(0, v.as_string())
+                                              : Status();
+    case ContainerType::kCounter:
+      return v.kind() == Value::Kind::kF64 && v.as_f64() != 0
+                 ? CounterRef(core, id).increment(v.as_f64())
+                 : Status();
+    case ContainerType::kList:
+      if (v.kind() == Value::Kind::kList) {
+        for (const auto& e : v.as_list()) WEFT_RETURN_IF_ERROR(ListRef(core, id).push(e));
+      }
+      return Status();
+    case ContainerType::kMap:
+      if (v.kind() == Value::Kind::kMap) {
+        for (const auto& [k, e] : v.as_map()) WEFT_RETURN_IF_ERROR(MapRef(core, id).set(k, e));
+      }
+      return Status();
+    default:
+      return Status();
+  }
+}
+
+// The deep value of a (possibly invisible) child container.
+Value deep_value(DocCore& core, const ContainerId& id) {
+  uint32_t idx = core.intern_container(id);
+  return core.container_value(*core.state, idx, true);
+}
+
 // Writes the inverse of `rec` as local ops (not committed).
-Status invert(DocCore& core, const CommitRecord& rec) {
+Status invert(const std::shared_ptr<DocCore>& core_ptr, const CommitRecord& rec) {
+  DocCore& core = *core_ptr;
+  // Children are revived last, so that they copy their content after the
+  // rest of the inverse (which may restore that content) is written.
+  std::vector<std::function<Status()>> revive;
   auto pit = core.peer_index.find(rec.peer);
   if (pit == core.peer_index.end()) return Status();
   const uint32_t author = pit->second;
@@ -64,18 +101,34 @@ Status invert(DocCore& core, const CommitRecord& rec) {
           const detail::Elem& e = cs.seq->elem(*idx);
           Op ins;
           ins.container = op.container;
-          ins.pos = static_cast<int32_t>(cs.seq->entity_before(*idx));
+          ins.pos = static_cast<int32_t>(cs.seq->reinsert_pos(*idx));
           if (cs.type == ContainerType::kText) {
             if (e.content >= detail::kStartAnchor) continue;
             ins.kind = OpKind::kTextInsert;
             ins.text.push_back(static_cast<char32_t>(e.content));
           } else {
             const Value& v = cs.list_values[e.content];
-            if (v.is_container()) continue;  // a deleted child cannot be revived
+            if (v.is_container()) {
+              // A deleted child comes back as a new child with the same content.
+              const ContainerId list_id = core.containers[op.container];
+              const ContainerId old = v.as_container();
+              detail::Seq* seq = cs.seq.get();
+              const uint32_t tomb = *idx;
+              revive.push_back([&core, core_ptr, list_id, old, seq, tomb]() -> Status {
+                Value content = deep_value(core, old);
+                auto child = ListRef(core_ptr, list_id)
+                                 .insert_container(seq->reinsert_pos(tomb), old.type());
+                WEFT_RETURN_IF_ERROR(child.status());
+                seq->mark_clone(static_cast<uint32_t>(seq->arena_size() - 1), tomb);
+                return fill(core_ptr, *child, content);
+              });
+              continue;
+            }
             ins.kind = OpKind::kListInsert;
             ins.values.push_back(v);
           }
           WEFT_RETURN_IF_ERROR(core.local_op(std::move(ins)));
+          cs.seq->mark_clone(static_cast<uint32_t>(cs.seq->arena_size() - 1), *idx);
         }
         break;
       }
@@ -94,6 +147,15 @@ Status invert(DocCore& core, const CommitRecord& rec) {
           if (it == cs.map.end() || !it->second.value) break;
           m.kind = OpKind::kMapDelete;
         } else {
+          const ContainerId map_id = core.containers[op.container];
+          const ContainerId old = prev->as_container();
+          const std::string key = op.key;
+          revive.push_back([&core, core_ptr, map_id, old, key]() -> Status {
+            Value content = deep_value(core, old);
+            auto child = MapRef(core_ptr, map_id).set_container(key, old.type());
+            WEFT_RETURN_IF_ERROR(child.status());
+            return fill(core_ptr, *child, content);
+          });
           break;
         }
         WEFT_RETURN_IF_ERROR(core.local_op(std::move(m)));
@@ -112,6 +174,7 @@ Status invert(DocCore& core, const CommitRecord& rec) {
         break;  // style anchors stay
     }
   }
+  for (auto it = revive.rbegin(); it != revive.rend(); ++it) WEFT_RETURN_IF_ERROR((*it)());
   return Status();
 }
 
@@ -161,7 +224,10 @@ struct UndoManager::Impl {
     from.pop_back();
     mode = m;
     Status st;
-    for (size_t i = step.records.size(); i-- > 0 && st.ok();) st = invert(*core, step.records[i]);
+    const bool ac = core->auto_commit;
+    core->auto_commit = false;
+    for (size_t i = step.records.size(); i-- > 0 && st.ok();) st = invert(core, step.records[i]);
+    core->auto_commit = ac;
     if (st.ok()) {
       CommitOptions opts;
       opts.origin = std::string(origin);
