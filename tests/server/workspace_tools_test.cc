@@ -57,7 +57,8 @@ class WorkspaceToolsTest : public ::testing::Test {
 TEST_F(WorkspaceToolsTest, ReadNumbersLinesAndPages) {
   Json r = call("fs_read", {{"path", "src/a.py"}, {"offset", 2}, {"limit", 1}});
   ASSERT_FALSE(failed(r)) << text(r);
-  EXPECT_EQ(r["structuredContent"]["content"], "print(x)\n");
+  EXPECT_EQ(r["structuredContent"]["lines"], 1);
+  EXPECT_EQ(r["structuredContent"]["line_ending"], "lf");
   EXPECT_EQ(r["structuredContent"]["total_lines"], 3);
   EXPECT_EQ(r["structuredContent"]["truncated"], true);
   EXPECT_NE(text(r).find("     2\tprint(x)\n"), std::string::npos);

@@ -63,8 +63,9 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
             " of " + std::to_string(page->total_lines) + "; call again with offset " +
             std::to_string(offset + shown) + " for more]\n";
   }
+  bool crlf = page->content.find("\r\n") != std::string::npos;
   Json structured = {
-      {"path", page->path}, {"content", std::move(page->content)}, {"offset", offset},
+      {"path", page->path}, {"line_ending", crlf ? "crlf" : "lf"}, {"offset", offset},
       {"lines", shown},     {"total_lines", page->total_lines},    {"truncated", page->truncated}};
   return ToolOutput{std::move(text), std::move(structured), nullptr};
 }
@@ -79,8 +80,8 @@ ToolSpec fs_read_tool() {
       "Read a UTF-8 text file from the workspace. Returns the lines with 1-based line numbers "
       "(`cat -n` style: number, tab, text; the prefix is not part of the file), the total line "
       "count and whether the output was truncated. Use offset/limit to page through large files. "
-      "Line endings (CRLF) are preserved in structuredContent.content. Binary files are refused: "
-      "use fs_read_media.";
+      "structuredContent carries the paging facts (total_lines, truncated, line_ending) without "
+      "repeating the text. Binary files are refused: use fs_read_media.";
   t.input_schema = object_schema(
       {{"path",
         string_prop("File path, relative to the workspace root (or absolute inside it)", 1)},
@@ -88,7 +89,7 @@ ToolSpec fs_read_tool() {
        {"limit", integer_prop("Most lines to return (default 2000)", 1, 1'000'000)}},
       {"path"});
   t.output_schema = object_schema({{"path", {{"type", "string"}}},
-                                   {"content", {{"type", "string"}}},
+                                   {"line_ending", {{"type", "string"}}},
                                    {"offset", {{"type", "integer"}}},
                                    {"lines", {{"type", "integer"}}},
                                    {"total_lines", {{"type", "integer"}}},
