@@ -16,7 +16,9 @@ struct MemoryCache::Entry {
   std::string key;
   BlockInfo info;
   std::shared_ptr<doc::StructuredDocument> doc;
-  crdt::Subscription on_commit;  // sets `dirty` on every change
+  // Set by mark_dirty; changes made without it are still seen by comparing
+  // the document's version with `persisted` (no subscription: events cost
+  // a diff per commit).
   std::atomic<bool> dirty{false};
   size_t bytes = 0;
   std::list<std::string>::iterator lru;
@@ -133,10 +135,6 @@ Result<std::shared_ptr<MemoryCache::Entry>> MemoryCache::load_entry(std::string_
   entry->updates_since_snapshot = loaded.updates.size();
   entry->bytes = estimate_bytes(encoded);
   entry->info = std::move(info);
-  Entry* raw = entry.get();
-  entry->on_commit = entry->doc->subscribe_root([raw](const crdt::DocEvent& e) {
-    if (e.by == crdt::EventTrigger::kLocal) raw->dirty.store(true);
-  });
   if (!problems.empty()) {
     std::lock_guard lock(impl_->mu);
     for (auto& p : problems) impl_->problems.push_back(std::move(p));
@@ -210,10 +208,6 @@ Result<std::shared_ptr<doc::StructuredDocument>> MemoryCache::create_block(
   entry->last_seq = info.last_seq;
   entry->bytes = estimate_bytes(nb.initial_update.size());
   entry->info = std::move(info);
-  Entry* raw = entry.get();
-  entry->on_commit = entry->doc->subscribe_root([raw](const crdt::DocEvent& e) {
-    if (e.by == crdt::EventTrigger::kLocal) raw->dirty.store(true);
-  });
   auto doc = entry->doc;
   {
     // A stale cached copy (of a block deleted elsewhere) must not shadow the new one.

@@ -5,7 +5,8 @@
 // `compact_after_updates` updates folds the block into a snapshot. An LRU
 // bounded by `memory_budget_bytes` evicts blocks that are persisted and not
 // held by any caller; an unpersisted block is never evicted (the cache
-// notices every commit through a subscription, even without mark_dirty).
+// compares the document's version with the persisted one, so it notices
+// changes even without mark_dirty).
 //
 // Durability: once persist_block / save_document returns OK, the change is in
 // the database (see BlockStore for the durability mode).
