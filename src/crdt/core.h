@@ -146,6 +146,9 @@ class DocCore {
   ContainerState& container_state(State& s, uint32_t idx);
   // Applies units [ch.counter, to) of `ch` to `s`.
   Status apply_change(State& s, const Change& ch, Counter to);
+  // Applies the first `n` units of `op` by dense peer `peer`; `lamport` is the
+  // lamport of its first unit; `vv` its version (nullptr: the whole state).
+  Status apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport, Counter n, DenseVv* vv);
   // Rebuilds a state holding exactly the ops in `vv`.
   Result<std::unique_ptr<State>> build_state(const DenseVv& vv);
   Value container_value(const State& s, uint32_t idx, bool deep) const;
@@ -194,6 +197,7 @@ class DocCore {
   std::vector<Op> txn_ops;
   std::vector<std::optional<Value>> txn_map_prev;  // aligned with txn_ops
   Counter txn_start = 0;
+  Counter txn_len = 0;
   Frontiers txn_deps;
 
   bool auto_commit = false;

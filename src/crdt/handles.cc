@@ -48,9 +48,7 @@ Status finish(DocCore& core, Status st) {
 }
 
 Counter next_counter(const DocCore& core) {
-  Counter c = core.txn_ops.empty() ? core.oplog_vv.get(core.self) : core.txn_start;
-  for (const Op& o : core.txn_ops) c += o.atom_len();
-  return c;
+  return core.txn_ops.empty() ? core.oplog_vv.get(core.self) : core.txn_start + core.txn_len;
 }
 
 bool holds_container(const Value& v) {

@@ -26,23 +26,49 @@ bool Seq::deleted_in(uint32_t idx, const DenseVv* vv) const {
   return false;
 }
 
-void Seq::count(uint32_t idx, int sign, Chunk& c) {
+void Seq::count(uint32_t idx, int sign, uint32_t ci) {
   const Elem& e = arena_[idx];
   if (e.del_peer != kNone) return;
+  Chunk& c = chunks_[ci];
+  const bool before_cache = ci < cache_.ci;
   c.vis += sign;
   total_vis_ += sign;
+  if (before_cache) cache_.vis += sign;
+  if (is_text_ && e.content >= kStartAnchor) return;
+  size_t u16 = 1, u8 = 1;
   if (is_text_) {
-    if (e.content >= kStartAnchor) return;
-    size_t u16 = e.content > 0xFFFF ? 2 : 1, u8 = utf8_width(e.content);
-    c.chars += sign;
-    c.u16 += sign * int(u16);
-    c.u8 += sign * int(u8);
-    total_chars_ += sign;
-    total_u16_ += sign * int64_t(u16);
-    total_u8_ += sign * int64_t(u8);
-  } else {
-    c.chars += sign;
-    total_chars_ += sign;
+    u16 = e.content > 0xFFFF ? 2 : 1;
+    u8 = utf8_width(e.content);
+  }
+  c.chars += sign;
+  c.u16 += sign * int(u16);
+  c.u8 += sign * int(u8);
+  total_chars_ += sign;
+  total_u16_ += sign * int64_t(u16);
+  total_u8_ += sign * int64_t(u8);
+  if (before_cache) {
+    cache_.chars += sign;
+    cache_.u16 += sign * int64_t(u16);
+    cache_.u8 += sign * int64_t(u8);
+  }
+}
+
+void Seq::seek(int kind, size_t n) const {
+  Prefix& p = cache_;
+  if (p.ci > chunks_.size()) p = Prefix();
+  while (p.ci > 0 && prefix_count(p, kind) >= n) {
+    const Chunk& c = chunks_[--p.ci];
+    p.vis -= c.vis;
+    p.chars -= c.chars;
+    p.u16 -= c.u16;
+    p.u8 -= c.u8;
+  }
+  while (p.ci < chunks_.size() && prefix_count(p, kind) + chunk_count(chunks_[p.ci], kind) < n) {
+    const Chunk& c = chunks_[p.ci++];
+    p.vis += c.vis;
+    p.chars += c.chars;
+    p.u16 += c.u16;
+    p.u8 += c.u8;
   }
 }
 
@@ -81,7 +107,7 @@ Seq::Cur Seq::insert_at(Cur c, uint32_t idx) {
   }
   Chunk& ch = chunks_[c.ci];
   ch.items.insert(ch.items.begin() + c.off, idx);
-  count(idx, +1, ch);
+  count(idx, +1, c.ci);
   if (ch.items.size() > kChunkMax) {
     Chunk tail;
     size_t half = ch.items.size() / 2;
@@ -103,6 +129,8 @@ Seq::Cur Seq::insert_at(Cur c, uint32_t idx) {
           k.u8 += utf8_width(e.content);
         } else {
           ++k.chars;
+          ++k.u16;
+          ++k.u8;
         }
       }
     };
@@ -110,6 +138,7 @@ Seq::Cur Seq::insert_at(Cur c, uint32_t idx) {
     recount(tail);
     chunks_[c.ci] = std::move(head);
     chunks_.insert(chunks_.begin() + c.ci + 1, std::move(tail));
+    if (c.ci < cache_.ci) ++cache_.ci;  // a chunk appeared before the cached one
     if (c.off >= half) {
       c.ci += 1;
       c.off -= half;
@@ -215,7 +244,7 @@ Status Seq::erase_one(uint32_t peer, int32_t counter, uint32_t pos, DenseVv* vv)
   uint32_t idx = at(*found);
   Elem& e = arena_[idx];
   if (e.del_peer == kNone) {
-    count(idx, -1, chunks_[found->ci]);
+    count(idx, -1, found->ci);
     e.del_peer = peer;
     e.del_counter = counter;
   } else {
@@ -228,24 +257,17 @@ Status Seq::erase_one(uint32_t peer, int32_t counter, uint32_t pos, DenseVv* vv)
 Result<Seq::Boundary> Seq::locate(size_t n, int kind) const {
   Boundary b;
   if (n == 0) return b;
-  auto chunk_units = [&](const Chunk& c) -> size_t {
-    return kind == 0 ? c.chars : kind == 1 ? c.u16 : c.u8;
-  };
   size_t total = kind == 0 ? total_chars_ : kind == 1 ? total_u16_ : total_u8_;
   if (n > total) {
     return out_of_range("position " + std::to_string(n) + " is past the end (length " +
                         std::to_string(total) + ")");
   }
-  size_t ci = 0;
-  for (; ci < chunks_.size(); ++ci) {
-    const Chunk& c = chunks_[ci];
-    size_t cur = kind == 0 ? b.units : kind == 1 ? b.u16 : b.u8;
-    if (cur + chunk_units(c) >= n) break;
-    b.entity += c.vis;
-    b.units += c.chars;
-    b.u16 += c.u16;
-    b.u8 += c.u8;
-  }
+  seek(kind, n);
+  const size_t ci = cache_.ci;
+  b.entity = static_cast<uint32_t>(cache_.vis);
+  b.units = cache_.chars;
+  b.u16 = cache_.u16;
+  b.u8 = cache_.u8;
   if (ci >= chunks_.size()) return internal_error("sequence counts are inconsistent");
   for (uint32_t i : chunks_[ci].items) {
     const Elem& e = arena_[i];

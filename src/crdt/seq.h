@@ -135,7 +135,22 @@ class Seq {
   bool visible(uint32_t idx, const DenseVv* vv) const {
     return known(arena_[idx], vv) && !deleted_in(idx, vv);
   }
-  void count(uint32_t idx, int sign, Chunk& c);
+  void count(uint32_t idx, int sign, uint32_t ci);
+  // Cursor cache: sums of the counts of chunks [0, ci). Edits are local, so
+  // walking from the last chunk used makes position lookups ~O(1).
+  struct Prefix {
+    uint32_t ci = 0;
+    size_t vis = 0, chars = 0, u16 = 0, u8 = 0;
+  };
+  static size_t chunk_count(const Chunk& c, int kind) {
+    return kind == 0 ? c.chars : kind == 1 ? c.u16 : kind == 2 ? c.u8 : c.vis;
+  }
+  static size_t prefix_count(const Prefix& p, int kind) {
+    return kind == 0 ? p.chars : kind == 1 ? p.u16 : kind == 2 ? p.u8 : p.vis;
+  }
+  // Moves the cache to the first chunk whose running count (kind 3 = visible
+  // entities) reaches n (n >= 1).
+  void seek(int kind, size_t n) const;
   bool at_end(Cur c) const { return c.ci >= chunks_.size(); }
   void normalize(Cur& c) const {
     while (c.ci < chunks_.size() && c.off >= chunks_[c.ci].items.size()) {
@@ -164,6 +179,7 @@ class Seq {
   std::unordered_map<uint64_t, uint32_t> id_index_;  // built lazily by find()
   bool id_index_built_ = false;
   std::unordered_map<uint32_t, uint32_t> clone_of_;
+  mutable Prefix cache_;
   size_t total_vis_ = 0, total_chars_ = 0, total_u16_ = 0, total_u8_ = 0;
 };
 

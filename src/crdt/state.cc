@@ -18,6 +18,88 @@ ContainerState& DocCore::container_state(State& s, uint32_t idx) {
   return *slot;
 }
 
+Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport, Counter n,
+                         DenseVv* vv) {
+  if (gathering) touch(op.container);
+  ContainerState& cs = container_state(s, op.container);
+  Status st;
+  switch (op.kind) {
+    case OpKind::kTextInsert: {
+      uint32_t small[64];
+      std::vector<uint32_t> big;
+      uint32_t* contents = small;
+      if (n > 64) {
+        big.resize(n);
+        contents = big.data();
+      }
+      for (Counter k = 0; k < n; ++k) contents[k] = static_cast<uint32_t>(op.text[k]);
+      st = cs.seq->insert(peer, op.counter, op.pos, contents, n, vv);
+      break;
+    }
+    case OpKind::kListInsert: {
+      std::vector<uint32_t> contents(n);
+      for (Counter k = 0; k < n; ++k) {
+        contents[k] = static_cast<uint32_t>(cs.list_values.size());
+        cs.list_values.push_back(op.values[k]);
+      }
+      st = cs.seq->insert(peer, op.counter, op.pos, contents.data(), n, vv);
+      break;
+    }
+    case OpKind::kSeqDelete:
+      for (Counter k = 0; k < n && st.ok(); ++k) {
+        int32_t pos = op.len > 0 ? op.pos : op.pos - k;
+        if (pos < 0) {
+          st = out_of_range("delete position below 0");
+          break;
+        }
+        st = cs.seq->erase_one(peer, op.counter + k, static_cast<uint32_t>(pos), vv);
+      }
+      break;
+    case OpKind::kMark: {
+      uint32_t c = kStartAnchor;
+      st = cs.seq->insert(peer, op.counter, op.pos, &c, 1, vv);
+      break;
+    }
+    case OpKind::kMarkEnd: {
+      uint32_t c = kEndAnchor;
+      st = cs.seq->insert(peer, op.counter, op.len, &c, 1, vv);
+      break;
+    }
+    case OpKind::kMapSet:
+    case OpKind::kMapDelete: {
+      const PeerId author = peer_ids[peer];
+      MapEntry& e = cs.map[op.key];
+      bool wins = !e.written || e.lamport < lamport || (e.lamport == lamport && e.peer < author);
+      if (wins) {
+        e.written = true;
+        e.lamport = lamport;
+        e.peer = author;
+        if (op.kind == OpKind::kMapSet)
+          e.value = op.value;
+        else
+          e.value.reset();
+      }
+      if (vv) vv->extend(peer, op.counter + 1);
+      break;
+    }
+    case OpKind::kCounter:
+      cs.counter += op.number;
+      if (vv) vv->extend(peer, op.counter + 1);
+      break;
+  }
+  if (!st.ok()) {
+    return st.with_context("op " + ID{peer_ids[peer], op.counter}.to_string() + " on " +
+                           containers[op.container].to_string());
+  }
+  Counter end = op.counter + n;
+  int32_t before = s.vv.get(peer);
+  if (end > before) {
+    s.vv.set(peer, end);
+    s.vv_total += end - before;
+  }
+  return Status();
+}
+
 Status DocCore::apply_change(State& s, const Change& ch, Counter to) {
   // Fast path: the change's version is everything the state holds, so
   // positions resolve on the current visible elements.
@@ -25,80 +107,11 @@ Status DocCore::apply_change(State& s, const Change& ch, Counter to) {
   DenseVv vv_storage;
   if (!fast) vv_storage = ch.deps_vv;
   DenseVv* vv = fast ? nullptr : &vv_storage;
-  const PeerId author = peer_ids[ch.peer];
   for (const Op& op : ch.ops) {
     if (op.counter >= to) break;
     Counter n = std::min(op.atom_len(), to - op.counter);
-    if (gathering) touch(op.container);
-    ContainerState& cs = container_state(s, op.container);
-    Status st;
-    switch (op.kind) {
-      case OpKind::kTextInsert: {
-        std::vector<uint32_t> contents(op.text.begin(), op.text.begin() + n);
-        st = cs.seq->insert(ch.peer, op.counter, op.pos, contents.data(), n, vv);
-        break;
-      }
-      case OpKind::kListInsert: {
-        std::vector<uint32_t> contents(n);
-        for (Counter k = 0; k < n; ++k) {
-          contents[k] = static_cast<uint32_t>(cs.list_values.size());
-          cs.list_values.push_back(op.values[k]);
-        }
-        st = cs.seq->insert(ch.peer, op.counter, op.pos, contents.data(), n, vv);
-        break;
-      }
-      case OpKind::kSeqDelete:
-        for (Counter k = 0; k < n && st.ok(); ++k) {
-          int32_t pos = op.len > 0 ? op.pos : op.pos - k;
-          if (pos < 0) {
-            st = out_of_range("delete position below 0");
-            break;
-          }
-          st = cs.seq->erase_one(ch.peer, op.counter + k, static_cast<uint32_t>(pos), vv);
-        }
-        break;
-      case OpKind::kMark: {
-        uint32_t c = kStartAnchor;
-        st = cs.seq->insert(ch.peer, op.counter, op.pos, &c, 1, vv);
-        break;
-      }
-      case OpKind::kMarkEnd: {
-        uint32_t c = kEndAnchor;
-        st = cs.seq->insert(ch.peer, op.counter, op.len, &c, 1, vv);
-        break;
-      }
-      case OpKind::kMapSet:
-      case OpKind::kMapDelete: {
-        Lamport lamport = ch.lamport + static_cast<Lamport>(op.counter - ch.counter);
-        MapEntry& e = cs.map[op.key];
-        bool wins = !e.written || e.lamport < lamport || (e.lamport == lamport && e.peer < author);
-        if (wins) {
-          e.written = true;
-          e.lamport = lamport;
-          e.peer = author;
-          if (op.kind == OpKind::kMapSet)
-            e.value = op.value;
-          else
-            e.value.reset();
-        }
-        if (vv) vv->extend(ch.peer, op.counter + 1);
-        break;
-      }
-      case OpKind::kCounter:
-        cs.counter += op.number;
-        if (vv) vv->extend(ch.peer, op.counter + 1);
-        break;
-    }
-    if (!st.ok()) {
-      return st.with_context("op " + ID{author, op.counter}.to_string() + " on " +
-                             containers[op.container].to_string());
-    }
-    Counter end = op.counter + n;
-    int32_t before = s.vv.get(ch.peer);
-    if (end > before) {
-      s.vv.set(ch.peer, end);
-      s.vv_total += end - before;
-    }
+    Lamport lamport = ch.lamport + static_cast<Lamport>(op.counter - ch.counter);
+    WEFT_RETURN_IF_ERROR(apply_op(s, op, ch.peer, lamport, n, vv));
   }
   return Status();
 }

@@ -119,34 +119,27 @@ Status DocCore::check_editable(uint32_t container) const {
 Status DocCore::local_op(Op op) {
   if (txn_ops.empty()) {
     txn_start = oplog_vv.get(self);
+    txn_len = 0;
     txn_deps = state_frontiers;
     if (has_subscribers()) begin_events();
   }
-  Counter counter = txn_start;
-  for (const Op& o : txn_ops) counter += o.atom_len();
+  const Counter counter = txn_start + txn_len;
   op.counter = counter;
-  // Apply through a one-op change on the fast path (the op sees everything).
-  Change tmp;
-  tmp.peer = self;
-  tmp.counter = counter;
-  tmp.len = op.atom_len();
-  tmp.deps_total = state->vv_total;
-  tmp.lamport = 0;
-  if (op.kind == OpKind::kMapSet || op.kind == OpKind::kMapDelete) {
-    // Lamport of a local op: one above everything seen.
-    Lamport l = 0;
-    for (const ID& d : txn_deps.ids()) l = std::max(l, lamport_of(d.peer, d.counter) + 1);
-    tmp.lamport = l + static_cast<Lamport>(counter - txn_start);
-    tmp.counter = counter;
-  }
-  tmp.ops.push_back(op);
+  Lamport lamport = 0;
   std::optional<Value> prev;
   if (op.kind == OpKind::kMapSet || op.kind == OpKind::kMapDelete) {
+    // Lamport of a local op: one above everything seen, plus its offset.
+    for (const ID& d : txn_deps.ids())
+      lamport = std::max(lamport, lamport_of(d.peer, d.counter) + 1);
+    lamport += static_cast<Lamport>(txn_len);
     auto& cs = container_state(*state, op.container);
     auto it = cs.map.find(op.key);
     if (it != cs.map.end()) prev = it->second.value;
   }
-  WEFT_RETURN_IF_ERROR(apply_change(*state, tmp, counter + tmp.len));
+  // A local op sees the whole state: the fast path.
+  const Counter n = op.atom_len();
+  WEFT_RETURN_IF_ERROR(apply_op(*state, op, self, lamport, n, nullptr));
+  txn_len += n;
   // Merge with the previous op when it simply continues it.
   if (!txn_ops.empty()) {
     Op& last = txn_ops.back();
@@ -173,7 +166,7 @@ Status DocCore::commit(const CommitOptions& options) {
   Change ch;
   ch.peer = self;
   ch.counter = txn_start;
-  for (const Op& o : txn_ops) ch.len += o.atom_len();
+  ch.len = txn_len;
   ch.deps = txn_deps.ids();
   ch.msg = options.message;
   int64_t ts = 0;
@@ -200,7 +193,9 @@ Status DocCore::commit(const CommitOptions& options) {
   txn_map_prev.clear();
   ch.ops = std::move(txn_ops);
   txn_ops.clear();
-  const VersionVector before = to_public(oplog_vv);
+  txn_len = 0;
+  const VersionVector before =
+      local_update_subscribers.empty() ? VersionVector() : to_public(oplog_vv);
   // Merge into the previous change the way Loro does.
   bool merged = false;
   if (!by_peer[self].empty()) {
@@ -209,7 +204,23 @@ Status DocCore::commit(const CommitOptions& options) {
         ch.timestamp - prev.timestamp <= merge_interval && prev.msg == ch.msg &&
         by_peer[self].back() + 1 == changes.size()) {
       prev.len += ch.len;
-      for (Op& o : ch.ops) prev.ops.push_back(std::move(o));
+      for (Op& o : ch.ops) {
+        Op& last = prev.ops.back();
+        if (last.container == o.container && last.kind == o.kind &&
+            last.counter + last.atom_len() == o.counter) {
+          if (o.kind == OpKind::kTextInsert && last.pos + int32_t(last.text.size()) == o.pos) {
+            last.text += o.text;
+            continue;
+          }
+          if (o.kind == OpKind::kSeqDelete && o.len > 0 && last.len > 0 && last.pos == o.pos &&
+              last.start_id.peer == o.start_id.peer &&
+              last.start_id.counter + last.len == o.start_id.counter) {
+            last.len += o.len;
+            continue;
+          }
+        }
+        prev.ops.push_back(std::move(o));
+      }
       oplog_vv.set(self, prev.end());
       oplog_frontiers = Frontiers({ID{peer, prev.end() - 1}});
       merged = true;
