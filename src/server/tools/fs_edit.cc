@@ -1,5 +1,6 @@
 // fs_edit: exact old_string -> new_string replacements, all or nothing, with
 // the uniqueness rule agents expect; the result is a unified diff.
+#include "server/tools/region_diff.h"
 #include "server/tools/tool_util.h"
 #include "weft/text/search.h"
 #include "weft/text/unified_diff.h"
@@ -34,7 +35,7 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   text::MakeDiffOptions diff_options;
   diff_options.old_label = "a/" + path;
   diff_options.new_label = "b/" + path;
-  std::string diff = text::make_unified_diff(before->content, outcome->new_text, diff_options);
+  std::string diff = region_diff(before->content, outcome->new_text, diff_options);
   if (!dry_run) {
     auto written = ws->fs().write_bytes(path, outcome->new_text, fs::WriteMode::kOverwrite, false);
     if (!written.ok()) return explain(written.status(), path);
