@@ -1,13 +1,14 @@
 // StructuredDocument: a CRDT document (crdt::Doc) seen through a BlockSchema,
 // with the permission and read-only rules an agent's tools must obey (seed
 // 002). Every write checks, in order: the section exists and has the right
-// schema kind; unless `is_system`, the block permission (permission.h; Human
-// and Partner give "needs approval"), the section's and the field's
-// read_only flags; the value's type; the char limit. It then edits the CRDT
-// (text edits are splices, never whole-text rewrites) and commits at once
-// with an attribution message: the one set by set_attribution /
-// auto_attribution if any, else "agent:<accessor>:<op>" for agent writes and
-// "system:<op>" for system writes. Errors: doc_errors.h.
+// schema kind (and the field exists in a declared map); unless `is_system`,
+// the section's read_only flag, the field's read_only flag, then the block
+// permission (permission.h; Human and Partner give "needs approval"); the
+// value's type; the char limit. It then edits the CRDT (text edits are
+// splices, never whole-text rewrites) and commits at once with an
+// attribution message: the one set by set_attribution / auto_attribution if
+// any, else "agent:<accessor>:<op>" for agent writes and "system:<op>" for
+// system writes. Errors: doc_errors.h.
 //
 // Containers: Text "content", Map "root", List "items", Log "entries"; in a
 // Composite each section's name. List and counter fields of a map live in

@@ -37,7 +37,7 @@ namespace weft::store {
 struct CacheOptions {
   size_t memory_budget_bytes = 64u << 20;
   // Write a snapshot (dropping the updates it covers) after this many updates.
-  size_t compact_after_updates = 256;
+  size_t compact_after_updates = 128;
 };
 
 struct CreateBlockRequest {
