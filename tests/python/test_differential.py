@@ -90,6 +90,8 @@ def backends(tmp_path):
     return {
         "memory": weft.InMemoryFilesystem(),
         "host": weft.HostFilesystem(str(tmp_path / "host"), git_dir=str(tmp_path / "h.git")),
+        "sandbox": weft.SandboxWorkspace(overlay_dir=str(tmp_path / "overlay"),
+                                         git_dir=str(tmp_path / "s.git")),
     }
 
 
@@ -103,7 +105,7 @@ def test_backends_agree_on_random_operations(tmp_path, seed):
         results = {name: outcome(fs, call) for name, fs in systems.items()}
         assert len(set(map(repr, results.values()))) == 1, (step, description, results)
     trees = {name: tree(fs) for name, fs in systems.items()}
-    assert trees["memory"] == trees["host"]
+    assert trees["memory"] == trees["host"] == trees["sandbox"]
     for name, fs in systems.items():
         fs.restore(snapshots[name])
         assert list(fs.list()) == [], name
