@@ -316,3 +316,33 @@ def test_copy_of_root_is_refused(tmp_path):
     depth = max(len(os.path.relpath(d, tmp_path / "root").split(os.sep))
                 for d, _, _ in os.walk(tmp_path / "root"))
     assert depth <= 16
+
+
+def weft_cli():
+    """The weft CLI of the same build ($WEFT_BIN, else <build>/weft beside <build>/python)."""
+    import pathlib
+    candidate = os.environ.get("WEFT_BIN") or str(pathlib.Path(weft.__file__).parents[2] / "weft")
+    return candidate if os.access(candidate, os.X_OK) else None
+
+
+@pytest.mark.skipif(weft_cli() is None, reason="the weft CLI is not built beside the module")
+def test_snapshot_records_interoperate_with_the_cli(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    root = tmp_path / "root"
+    root.mkdir()
+    fs = weft.HostFilesystem(str(root))
+    fs.write("a.txt", "one\n")
+    (tmp_path / "py.json").write_text(fs.snapshot(tag="py").to_json())
+    fs.write("a.txt", "two\n")
+    fs.write("b.txt", "new\n")
+    cli = [weft_cli(), "fs"]
+    subprocess.run(cli + ["restore", "--root", str(root), str(tmp_path / "py.json")], check=True,
+                   capture_output=True, timeout=60)
+    assert fs.read("a.txt").content == "one\n" and not fs.exists("b.txt")
+    made = subprocess.run(cli + ["snapshot", "--root", str(root), "--json"], check=True,
+                          capture_output=True, text=True, timeout=60)
+    record = weft.FilesystemSnapshot.from_json(made.stdout)
+    fs.write("a.txt", "three\n")
+    fs.restore(record)
+    assert fs.read("a.txt").content == "one\n"
+    assert [s.tag for s in fs.snapshots()] == ["py", None]

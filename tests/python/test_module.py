@@ -124,3 +124,14 @@ def test_imports_in_other_interpreters_on_path(interpreter):
                     f"{sys.version_info[:2]}")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "b\n"
+
+
+def test_results_pickle_for_session_storage(tmp_path):
+    import pickle
+    fs = weft.HostFilesystem(str(tmp_path), git_dir=str(tmp_path.parent / f"{tmp_path.name}.git"))
+    fs.write("a.txt", "x\n")
+    values = [fs.snapshot(tag="t"), fs.read("a.txt"), fs.read_bytes("a.txt"), fs.stat("a.txt"),
+              fs.list()[0], fs.glob("*")[0], fs.grep("x")[0], fs.write("b", "y"), fs.limits,
+              weft.HostMount("src", include_glob=("*.py",))]
+    for value in values:
+        assert pickle.loads(pickle.dumps(value)) == value
