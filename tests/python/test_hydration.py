@@ -88,3 +88,14 @@ def test_host_mount_is_a_frozen_dataclass():
         weft.InMemoryFilesystem().hydrate_from_host("src", allowed_roots=["/"])
     with pytest.raises(TypeError):
         weft.InMemoryFilesystem().hydrate_from_host(mount, allowed_roots="/")
+
+
+def test_globs_match_the_path_relative_to_host_path(project):
+    fs = weft.InMemoryFilesystem()
+    fs.hydrate_from_host(weft.HostMount(host_path="src", include_glob=("**/*.py",)),
+                         allowed_roots=[str(project)])
+    assert [m.path for m in fs.glob("**/*.py")] == ["src/main.py", "src/pkg/mod.py"]
+    top = weft.InMemoryFilesystem()
+    top.hydrate_from_host(weft.HostMount(host_path="src", include_glob=("*.py",)),
+                          allowed_roots=[str(project)])
+    assert top.exists("src/main.py")

@@ -148,7 +148,7 @@ class HostMount:
     mount_path is where it lands in the workspace; None means the same
     relative path for a relative host_path ("src/" lands in "src") and the
     root for an absolute one. Globs are matched against paths relative to
-    host_path; a file is copied when it matches some include_glob (or there is
+    host_path ("*.py" only at its top level, "**/*.py" at any depth); a file is copied when it matches some include_glob (or there is
     none) and no exclude_glob. max_bytes bounds the total copied.
     """
 
