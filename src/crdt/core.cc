@@ -18,6 +18,7 @@ uint32_t DocCore::intern_peer(PeerId p) {
 }
 
 uint32_t DocCore::intern_container(const ContainerId& id) {
+  if (auto found = container_index.find(id); found != container_index.end()) return found->second;
   auto [it, inserted] = container_index.emplace(id, static_cast<uint32_t>(containers.size()));
   if (inserted) {
     containers.push_back(id);

@@ -8,7 +8,7 @@
 namespace weft::crdt::detail {
 namespace {
 
-constexpr size_t kChunkMax = 512;
+constexpr size_t kChunkMax = 256;
 
 size_t utf8_width(char32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4; }
 
@@ -221,7 +221,6 @@ Status Seq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint32_t*
     start = *found;
     advance(start);
   }
-  arena_.reserve(arena_.size() + n);
   for (size_t k = 0; k < n; ++k) {
     if (vv) vv->set(peer, std::max(vv->get(peer), counter + int32_t(k)));
     uint32_t idx = static_cast<uint32_t>(arena_.size());
@@ -291,9 +290,11 @@ Result<Seq::Boundary> Seq::locate(size_t n, int kind) const {
 std::vector<Seq::Run> Seq::unit_runs(size_t from, size_t to) const {
   std::vector<Run> runs;
   if (from >= to) return runs;
-  uint32_t entity = 0;
-  size_t units = 0;
-  for (const Chunk& c : chunks_) {
+  seek(0, from + 1);
+  uint32_t entity = static_cast<uint32_t>(cache_.vis);
+  size_t units = cache_.chars;
+  for (size_t ci = cache_.ci; ci < chunks_.size(); ++ci) {
+    const Chunk& c = chunks_[ci];
     if (units + c.chars <= from) {
       entity += c.vis;
       units += c.chars;
