@@ -52,6 +52,39 @@ std::vector<Change> collect_changes(const std::vector<DiffRun>& runs) {
   return changes;
 }
 
+// A path as a "---"/"+++" line shows it: C-style quoted (as git does) when
+// it holds bytes that would break the line or be trimmed when parsed.
+std::string header_path(const std::string& path) {
+  bool plain = !path.empty() && path.front() != '"' && path.front() != ' ' && path.back() != ' ';
+  for (char c : path) {
+    if (c == '\n' || c == '\r' || c == '\t' || c == '\\' || c == '"') plain = false;
+  }
+  if (plain) return path;
+  std::string out = "\"";
+  for (char c : path) {
+    switch (c) {
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out + "\"";
+}
+
 }  // namespace
 
 std::string Hunk::header() const {
@@ -123,8 +156,8 @@ std::string format_file_patch(const FilePatch& patch) {
   std::string out;
   for (const auto& line : patch.preamble) out += line + "\n";
   if (!patch.old_path.empty() || !patch.new_path.empty()) {
-    out += "--- " + patch.old_path + "\n";
-    out += "+++ " + patch.new_path + "\n";
+    out += "--- " + header_path(patch.old_path) + "\n";
+    out += "+++ " + header_path(patch.new_path) + "\n";
   }
   for (const Hunk& hunk : patch.hunks) {
     out += hunk.header();

@@ -186,7 +186,9 @@ class Parser {
     pos += 3;
     if (pos < s.size()) {
       if (s[pos] != ' ') return error(index, what);
-      hunk.section = std::string(s.substr(pos + 1));
+      std::string_view section = s.substr(pos + 1);
+      while (!section.empty() && section.back() == '\r') section.remove_suffix(1);
+      hunk.section = std::string(section);
     }
     if ((hunk.old_start == 0 && hunk.old_count != 0) ||
         (hunk.new_start == 0 && hunk.new_count != 0)) {

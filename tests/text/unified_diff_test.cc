@@ -141,6 +141,22 @@ TEST(ParseDiffTest, FormatRoundTrips) {
   EXPECT_EQ(format_file_patch((*files)[0]), text);
 }
 
+TEST(ParseDiffTest, FormatQuotesAwkwardPaths) {
+  FilePatch patch = make_file_patch("a\n", "b\n");
+  patch.old_path = "dir/new\nline \"q\"";
+  patch.new_path = "back\\slash ";
+  auto files = parse_unified_diff(format_file_patch(patch));
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_EQ((*files)[0].old_path, patch.old_path);
+  EXPECT_EQ((*files)[0].new_path, patch.new_path);
+}
+
+TEST(ParseDiffTest, SectionTrailingCarriageReturnsAreDropped) {
+  auto files = parse_unified_diff("@@ -1 +1 @@ fn\r\r\n-a\n+b\n");
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_EQ((*files)[0].hunks[0].section, "fn");
+}
+
 RC_GTEST_PROP(ParseDiffProperty, ParserNeverCrashesOnGarbage, ()) {
   const std::vector<std::string> pieces = {"@@ -1,2 +1,3 @@\n",
                                            "--- a\n",
