@@ -131,7 +131,7 @@ Result<std::shared_ptr<MemoryCache::Entry>> MemoryCache::load_entry(std::string_
   entry->key = cache_key(agent_id, label);
   entry->doc = std::shared_ptr<doc::StructuredDocument>(std::move(document));
   entry->persisted = entry->doc->version();
-  entry->last_seq = info.last_seq;
+  entry->last_seq = loaded.info.last_seq;  // read in the same transaction as the content
   entry->updates_since_snapshot = loaded.updates.size();
   entry->bytes = estimate_bytes(encoded);
   entry->info = std::move(info);
