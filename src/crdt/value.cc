@@ -7,7 +7,23 @@
 namespace weft::crdt {
 namespace detail {
 
+namespace {
+constexpr int kMaxValueDepth = 256;  // deeper values are refused, not recursed into
+}  // namespace
+
+Result<Value> value_from_json_at(const nlohmann::json& j, const std::vector<PeerId>* peer_table,
+                                 int depth);
+
 Result<Value> value_from_json(const nlohmann::json& j, const std::vector<PeerId>* peer_table) {
+  return value_from_json_at(j, peer_table, 0);
+}
+
+Result<Value> value_from_json_at(const nlohmann::json& j, const std::vector<PeerId>* peer_table,
+                                 int depth) {
+  if (depth > kMaxValueDepth) {
+    return invalid_argument("value nested deeper than " + std::to_string(kMaxValueDepth) +
+                            " levels");
+  }
   switch (j.type()) {
     case nlohmann::json::value_t::null:
       return Value();
@@ -43,7 +59,7 @@ Result<Value> value_from_json(const nlohmann::json& j, const std::vector<PeerId>
       ValueList l;
       l.reserve(j.size());
       for (const auto& e : j) {
-        WEFT_ASSIGN_OR_RETURN(Value v, value_from_json(e, peer_table));
+        WEFT_ASSIGN_OR_RETURN(Value v, value_from_json_at(e, peer_table, depth + 1));
         if (v.is_container())
           return invalid_argument("a container reference nested inside a list value");
         l.push_back(std::move(v));
@@ -53,7 +69,7 @@ Result<Value> value_from_json(const nlohmann::json& j, const std::vector<PeerId>
     case nlohmann::json::value_t::object: {
       ValueMap m;
       for (const auto& [k, e] : j.items()) {
-        WEFT_ASSIGN_OR_RETURN(Value v, value_from_json(e, peer_table));
+        WEFT_ASSIGN_OR_RETURN(Value v, value_from_json_at(e, peer_table, depth + 1));
         if (v.is_container())
           return invalid_argument("a container reference nested inside a map value");
         m.emplace(k, std::move(v));

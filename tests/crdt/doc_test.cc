@@ -355,3 +355,45 @@ TEST(DocTest, UndoGroupsAndExcludedOrigins) {
 
 }  // namespace
 }  // namespace weft::crdt
+
+namespace weft::crdt {
+namespace {
+
+TEST(DocTest, DeeplyNestedValueIsRefused) {
+  std::string deep(100000, '[');
+  deep += std::string(100000, ']');
+  std::string json =
+      "{\"schema_version\":1,\"peers\":[\"5\"],\"changes\":[{\"id\":\"0@0\",\"timestamp\":0,"
+      "\"deps\":[],\"lamport\":0,\"msg\":null,\"ops\":[{\"container\":\"cid:root-m:Map\","
+      "\"content\":{\"type\":\"insert\",\"key\":\"k\",\"value\":" +
+      deep + "},\"counter\":0}]}]}";
+  Doc d(1);
+  EXPECT_FALSE(d.import(json).ok());
+  EXPECT_EQ(d.to_json_string(), "{}");
+}
+
+TEST(DocTest, ContainerIdsAndValues) {
+  auto c = ContainerId::parse("cid:root-a:b:Text");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->name(), "a:b");
+  EXPECT_EQ(c->to_string(), "cid:root-a:b:Text");
+  auto k = ContainerId::parse("cid:26@18446744073709551000:Map");
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(k->id(), (ID{18446744073709551000ull, 26}));
+  EXPECT_FALSE(ContainerId::parse("cid:root-:Text").ok());
+  EXPECT_FALSE(ContainerId::parse("cid:x@y:Text").ok());
+  EXPECT_FALSE(ContainerId::parse("root-a:Text").ok());
+  auto v = Value::from_json_string("{\"b\":[1,2.5,null,true],\"a\":\"x\"}");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->to_json_string(), "{\"a\":\"x\",\"b\":[1,2.5,null,true]}");
+  EXPECT_EQ(Value(3.0).to_json_string(), "3");
+  EXPECT_EQ(Value(0.1).to_json_string(), "0.1");
+  VersionVector a({{1, 3}, {2, 1}}), b({{1, 2}});
+  EXPECT_EQ(a.compare(b), VersionOrder::kGreater);
+  EXPECT_EQ(b.compare(a), VersionOrder::kLess);
+  EXPECT_EQ(a.diff_spans(b), (std::vector<IdSpan>{{1, 2, 3}, {2, 0, 1}}));
+  EXPECT_EQ(VersionVector({{1, 1}}).compare(VersionVector({{2, 1}})), VersionOrder::kConcurrent);
+}
+
+}  // namespace
+}  // namespace weft::crdt
