@@ -29,6 +29,9 @@ function(weft_layer_tests name)
   target_link_libraries(weft_${name}_tests PRIVATE ${ARG_DEPS} weft_test_support
                         GTest::gtest GTest::gmock GTest::gtest_main)
   gtest_discover_tests(weft_${name}_tests
-    PROPERTIES ENVIRONMENT "WEFT_SHARED_DIR=${WEFT_SHARED_DIR}" LABELS "${name};${ARG_LABELS}"
+    PROPERTIES ENVIRONMENT "WEFT_SHARED_DIR=${WEFT_SHARED_DIR}"
     DISCOVERY_TIMEOUT 60)
+  # Labels go on the directory: a list in gtest_discover_tests' PROPERTIES is
+  # split into separate arguments, so a second label was silently dropped.
+  set_property(DIRECTORY APPEND PROPERTY LABELS ${name} ${ARG_LABELS})
 endfunction()
