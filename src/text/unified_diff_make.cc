@@ -36,10 +36,14 @@ struct Change {
   size_t old_begin, old_count, new_begin, new_count;
 };
 
-std::vector<Change> collect_changes(const std::vector<DiffRun>& runs) {
+// The changes of `runs`, whose indices are shifted by `offset` lines (the
+// common prefix left out of the diff).
+std::vector<Change> collect_changes(const std::vector<DiffRun>& runs, size_t offset) {
   std::vector<Change> changes;
-  for (const DiffRun& run : runs) {
+  for (DiffRun run : runs) {
     if (run.op == DiffOp::kEqual) continue;
+    run.old_begin += offset;
+    run.new_begin += offset;
     if (!changes.empty() && changes.back().old_begin + changes.back().old_count == run.old_begin &&
         changes.back().new_begin + changes.back().new_count == run.new_begin) {
       (run.op == DiffOp::kDelete ? changes.back().old_count : changes.back().new_count) +=
@@ -113,9 +117,25 @@ FilePatch make_file_patch(std::string_view old_text, std::string_view new_text,
   if (old_text == new_text) return patch;
   auto old_lines = split_lines_keep_ends(old_text);
   auto new_lines = split_lines_keep_ends(new_text);
+  // Common leading and trailing lines are compared by bytes and left out of
+  // the diff proper, so a big file with a small edit costs about one pass.
+  size_t prefix = 0;
+  while (prefix < old_lines.size() && prefix < new_lines.size() &&
+         old_lines[prefix] == new_lines[prefix]) {
+    ++prefix;
+  }
+  size_t suffix = 0;
+  while (suffix < old_lines.size() - prefix && suffix < new_lines.size() - prefix &&
+         old_lines[old_lines.size() - 1 - suffix] == new_lines[new_lines.size() - 1 - suffix]) {
+    ++suffix;
+  }
+  std::span<const std::string_view> old_mid(old_lines.data() + prefix,
+                                            old_lines.size() - prefix - suffix);
+  std::span<const std::string_view> new_mid(new_lines.data() + prefix,
+                                            new_lines.size() - prefix - suffix);
   std::vector<uint64_t> old_ids, new_ids;
-  intern_lines(old_lines, new_lines, old_ids, new_ids);
-  std::vector<Change> changes = collect_changes(diff_items(old_ids, new_ids));
+  intern_lines(old_mid, new_mid, old_ids, new_ids);
+  std::vector<Change> changes = collect_changes(diff_items(old_ids, new_ids), prefix);
   const size_t ctx = options.context;
 
   size_t i = 0;

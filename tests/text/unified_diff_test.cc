@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <chrono>
+
 namespace weft::text {
 namespace {
 
@@ -47,6 +49,21 @@ TEST(MakeDiffTest, NearbyChangesShareAHunk) {
   auto patch = make_file_patch(old_text, new_text);
   ASSERT_EQ(patch.hunks.size(), 2u);  // 5 and 10 are 4 lines apart (<= 2*3)
   EXPECT_EQ(patch.hunks[0].header(), "@@ -3,12 +3,12 @@");
+}
+
+TEST(MakeDiffTest, MegabyteFileSmallEditIsFast) {
+  std::string old_text;
+  for (int i = 0; i < 20000; ++i) old_text += "line " + std::to_string(i) + " with some text\n";
+  old_text += old_text;  // repeated lines: the diff must still anchor correctly
+  std::string new_text = old_text;
+  new_text.replace(new_text.find("line 10000 ", old_text.size() / 2), 4, "LINE");
+  auto start = std::chrono::steady_clock::now();
+  FilePatch patch = make_file_patch(old_text, new_text);
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(patch.hunks.size(), 1u);
+  EXPECT_EQ(patch.hunks[0].old_start, 20000u + 10000u - 2u);
+  EXPECT_LT(ms, 1000.0);  // about a millisecond in release; generous for sanitizers
 }
 
 TEST(ParseDiffTest, ParsesGitStyleMultiFilePatch) {
