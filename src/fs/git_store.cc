@@ -8,6 +8,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <git2.h>
+#include <git2/sys/odb_backend.h>
+#include <git2/sys/repository.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -113,7 +115,8 @@ struct Scanner {
   git_repository* repo;
   git_index* index;
   int64_t racy_after_sec;  // files modified at/after this second are re-hashed next time
-  std::unordered_set<std::string> seen;
+  size_t known = 0;                 // walked files the index already had
+  std::vector<std::string> walked;  // every captured path, to find deletions
   std::string buffer;
 
   Status add(int dirfd, const DirEntry& e, const std::string& path) {
@@ -127,8 +130,9 @@ struct Scanner {
     } else {
       return Status();  // fifos, sockets, devices are not captured
     }
-    seen.insert(path);
+    walked.push_back(path);
     const git_index_entry* old = git_index_get_bypath(index, path.c_str(), 0);
+    if (old) ++known;
     if (old && same_stat(old, st, mode)) return Status();
     git_index_entry entry;
     std::memset(&entry, 0, sizeof entry);
@@ -179,12 +183,18 @@ struct Scanner {
     return Status();
   }
 
-  Status remove_unseen() {
+  // `entries_before`: the index's size before the walk. When every one of
+  // them was walked again, nothing was deleted and the scan is skipped.
+  Status remove_unseen(size_t entries_before) {
+    if (known == entries_before) return Status();
+    std::sort(walked.begin(), walked.end());
     std::vector<std::string> gone;
     size_t n = git_index_entrycount(index);
     for (size_t i = 0; i < n; ++i) {
       const git_index_entry* e = git_index_get_byindex(index, i);
-      if (!seen.count(e->path)) gone.emplace_back(e->path);
+      if (!std::binary_search(walked.begin(), walked.end(), std::string(e->path))) {
+        gone.emplace_back(e->path);
+      }
     }
     for (const std::string& p : gone) {
       if (git_index_remove(index, p.c_str(), 0) != 0) return git_failure("unindex " + p);
@@ -248,6 +258,24 @@ Status GitSnapshotStore::open_locked(bool create) {
       return git_failure("create '" + git_dir_ + "'");
     }
   }
+  // Loose objects at zlib level 1, as git itself writes them (libgit2's
+  // default level 6 makes a first snapshot much slower than `git add`).
+  {
+    git_odb* odb = nullptr;
+    git_odb_backend* loose = nullptr;
+    git_odb_backend* packs = nullptr;
+    std::string objects = git_dir_ + "/objects";
+    if (git_odb_new(&odb) != 0 ||
+        git_odb_backend_loose(&loose, objects.c_str(), 1, 0, 0, 0) != 0 ||
+        git_odb_add_backend(odb, loose, 2) != 0 ||
+        git_odb_backend_pack(&packs, objects.c_str()) != 0 ||
+        git_odb_add_backend(odb, packs, 1) != 0) {
+      if (odb) git_odb_free(odb);
+      return git_failure("open object database");
+    }
+    git_repository_set_odb(r->repo, odb);
+    git_odb_free(odb);
+  }
   if (git_repository_set_workdir(r->repo, root_.c_str(), 0) != 0) {
     return git_failure("attach work tree");
   }
@@ -276,8 +304,9 @@ Result<FilesystemSnapshot> GitSnapshotStore::snapshot(std::optional<std::string>
                std::chrono::duration_cast<std::chrono::seconds>(
                    rec.created_at.time_since_epoch()).count() - 1,
                {}, {}};
+  size_t entries_before = git_index_entrycount(index.get());
   WEFT_RETURN_IF_ERROR(scan.walk(rootfd.get(), ""));
-  WEFT_RETURN_IF_ERROR(scan.remove_unseen());
+  WEFT_RETURN_IF_ERROR(scan.remove_unseen(entries_before));
   git_oid tree_id;
   if (git_index_write_tree(&tree_id, index.get()) != 0) return git_failure("write tree");
   if (git_index_write(index.get()) != 0) return git_failure("write index");
