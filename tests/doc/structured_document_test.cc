@@ -462,5 +462,49 @@ RC_GTEST_PROP(DocListProp, ListOpsMirrorVector, ()) {
   RC_ASSERT(*d->list_items() == model);
 }
 
+// Two replicas of one block (agent and source) apply random writes, then
+// exchange updates: they converge, counters add up and nothing is lost.
+RC_GTEST_PROP(DocMergeProp, ReplicasConverge, ()) {
+  auto a = make(kComposite);
+  auto b = a->fork("bob");
+  StructuredDocument* docs[2] = {a.get(), b.get()};
+  int64_t increments = 0;
+  int appended = 0;
+  const auto ops = *rc::gen::container<std::vector<std::pair<int, int>>>(
+      rc::gen::pair(rc::gen::inRange(0, 2), rc::gen::inRange(0, 6)));
+  for (auto [who, op] : ops) {
+    StructuredDocument& d = *docs[who];
+    switch (op) {
+      case 0:
+        RC_ASSERT(d.append_text("w" + std::to_string(appended++) + ";", "notes").ok());
+        break;
+      case 1:
+        RC_ASSERT(d.increment_counter("count", 2, "diagnostics", true).ok());
+        increments += 2;
+        break;
+      case 2:
+        RC_ASSERT(d.set_field("filter", "f" + std::to_string(who), "config").ok());
+        break;
+      case 3:
+        (void)d.push_item("t", "todo");  // may be full: out of range is fine
+        break;
+      case 4:
+        if (!d.list_items("todo")->empty()) RC_ASSERT(d.delete_item(0, "todo").ok());
+        break;
+      case 5:
+        RC_ASSERT(d.append_log_entry(Json{{"text", "x"}}, "activity").ok());
+        break;
+    }
+  }
+  RC_ASSERT(b->import(a->export_updates(b->version())).ok());
+  RC_ASSERT(a->import(b->export_updates(a->version())).ok());
+  RC_ASSERT(a->render() == b->render());
+  RC_ASSERT(*a->get_field("count", "diagnostics") == Json(increments));
+  std::string notes = *a->text_content("notes");
+  for (int i = 0; i < appended; ++i) {
+    RC_ASSERT(notes.find("w" + std::to_string(i) + ";") != std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace weft::doc
