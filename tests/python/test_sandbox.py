@@ -33,6 +33,9 @@ class TestSandboxProtocol(FilesystemProtocolTests):
 
 
 class TestSandboxSnapshots(SnapshotProtocolTests):
+    leaves_emptied_directories = True  # known fs-layer bug: see snapshot_suite
+    restores_empty_directories = False  # git records no empty directories
+
     def make_filesystem(self, tmp_path):
         return make_workspace(tmp_path).filesystem
 
