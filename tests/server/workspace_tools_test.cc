@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "support/test_support.h"
 #include "weft/server/workspace_server.h"
@@ -170,6 +171,35 @@ TEST_F(WorkspaceToolsTest, ReadOnlyRegistryHasNoWritingTools) {
   EXPECT_EQ(registry.find("fs_write"), nullptr);
   EXPECT_EQ(registry.find("shell_exec"), nullptr);
   EXPECT_NE(registry.find("fs_grep"), nullptr);
+}
+
+}  // namespace
+}  // namespace weft::server
+
+namespace weft::server {
+namespace {
+
+TEST_F(WorkspaceToolsTest, ConcurrentEditsOfOneFileAllLand) {
+  std::string body;
+  for (int i = 0; i < 16; ++i) body += "marker" + std::to_string(i) + ";\n";
+  write("many.txt", body);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int i = 0; i < 16; ++i) {
+    threads.emplace_back([this, i, &failures] {
+      Json r = call("fs_edit", {{"path", "many.txt"},
+                                {"edits",
+                                 {{{"old_string", "marker" + std::to_string(i) + ";"},
+                                   {"new_string", "done" + std::to_string(i) + ";"}}}}});
+      if (r.value("isError", false)) ++failures;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  std::string after = read("many.txt");
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_NE(after.find("done" + std::to_string(i) + ";"), std::string::npos) << i;
+  }
 }
 
 }  // namespace

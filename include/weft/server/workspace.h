@@ -4,12 +4,14 @@
 // are relative to the root, or absolute inside it, and the client's roots
 // may narrow them further to some subtrees.
 //
-// Thread safety: immutable after construction; the Filesystem is itself safe
-// for concurrent calls, so tools share one Workspace across workers.
+// Thread safety: immutable after construction apart from the change lock; the
+// Filesystem is itself safe for concurrent calls, so tools share one Workspace
+// across workers.
 #ifndef WEFT_SERVER_WORKSPACE_H_
 #define WEFT_SERVER_WORKSPACE_H_
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +34,11 @@ class Workspace {
   // The absolute root ("/" for in-memory workspaces).
   std::string root() const { return fs_->root(); }
 
+  // Serialises the tools that change the workspace, so that two concurrent
+  // read-modify-write calls (fs_edit, fs_patch) cannot lose one another's change.
+  // Reads do not take it.
+  std::unique_lock<std::mutex> lock_for_change() const { return std::unique_lock(change_mu_); }
+
   // The normalised root-relative path ("." for the root) of `path` (relative,
   // or absolute inside the root). kPermissionDenied when it leaves the root or
   // lies outside every client root in `roots` (empty = no narrowing);
@@ -51,6 +58,7 @@ class Workspace {
  private:
   std::shared_ptr<fs::Filesystem> fs_;
   std::shared_ptr<fs::SandboxWorkspace> sandbox_;
+  mutable std::mutex change_mu_;
 };
 
 }  // namespace weft::server

@@ -6,6 +6,7 @@ namespace {
 
 Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
+  auto change = ws->lock_for_change();
   WEFT_ASSIGN_OR_RETURN(std::string source, resolve_arg(ctx, args, "source"));
   WEFT_ASSIGN_OR_RETURN(std::string destination, resolve_arg(ctx, args, "destination"));
   Status s = ws->fs().move(source, destination, arg_bool(args, "overwrite"));

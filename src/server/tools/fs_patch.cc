@@ -77,6 +77,7 @@ Status commit(Workspace& ws, const std::vector<FilePlan>& plans) {
 
 Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
+  auto change = ws->lock_for_change();
   bool dry_run = arg_bool(args, "dry_run");
   auto parsed = text::parse_unified_diff(arg_string(args, "patch"));
   if (!parsed.ok()) return parsed.status().with_context("cannot parse the patch");
