@@ -71,6 +71,14 @@ py::object exec(const SandboxFs& self, const py::object& argv, const py::object&
   std::vector<std::string> args;
   for (const auto& arg : argv) args.push_back(path_arg(arg, "argv item"));
   fs::ExecOptions options = exec_options(cwd, env, timeout, max_output_bytes);
+  // Arguments become C strings: a NUL would silently cut them (subprocess refuses too).
+  auto has_nul = [](const std::string& s) { return s.find('\0') != std::string::npos; };
+  for (const auto& arg : args) {
+    if (has_nul(arg)) raise_value_error("embedded null byte in an argv item");
+  }
+  for (const auto& [key, value] : options.env) {
+    if (has_nul(key) || has_nul(value)) raise_value_error("embedded null byte in env");
+  }
   std::shared_ptr<fs::SandboxWorkspace> workspace = self.get_workspace();
   Result<fs::ExecResult> result = [&] {
     py::gil_scoped_release release;  // the command may run for a long time

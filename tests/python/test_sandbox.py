@@ -100,6 +100,14 @@ def test_exec_argument_validation(workspace):
         workspace.exec(["true"], timeout=0)
     with pytest.raises(ValueError):
         workspace.exec([])
+    with pytest.raises(ValueError, match="null byte"):
+        workspace.exec(["echo", "a\0b"])
+    with pytest.raises(ValueError, match="null byte"):
+        workspace.exec(["true"], env={"A": "x\0y"})
+    with pytest.raises(ValueError):
+        workspace.exec(["true"], timeout=float("nan"))
+    with pytest.raises(TypeError):
+        workspace.exec(["true"], env={1: "x"})
 
 
 @requires_bubblewrap
