@@ -33,11 +33,14 @@ class HttpSession {
   HttpSession() : session_([this](const Json& m) { push(m); }) {}
   Session& session() { return session_; }
 
-  // Queues a message for the GET stream; dropped when no stream is open.
+  // Queues a message for the GET stream. Messages wait for a stream to open
+  // (a client opens it just after initialization, when roots/list is already
+  // sent); past kMaxQueued the oldest are dropped.
   void push(const Json& m) {
     std::lock_guard lock(mu_);
-    if (!stream_open_) return;
+    if (closed_) return;
     queue_.push_back(m);
+    if (queue_.size() > kMaxQueued) queue_.pop_front();
     cv_.notify_all();
   }
   // Claims the GET stream; false when one is already open or the session closed.
@@ -50,7 +53,6 @@ class HttpSession {
   void close_stream() {
     std::lock_guard lock(mu_);
     stream_open_ = false;
-    queue_.clear();
   }
   // Waits up to `timeout` for queued messages; returns them (empty on timeout).
   // *closed turns true once the session ended.
@@ -69,6 +71,7 @@ class HttpSession {
   }
 
  private:
+  static constexpr size_t kMaxQueued = 256;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Json> queue_;

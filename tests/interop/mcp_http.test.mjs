@@ -143,3 +143,25 @@ test('http: 2026-07-28 requests are stateless and header-checked', { skip: SKIP 
   assert.equal(unknown.res.status, 404);
   assert.equal(unknown.json.error.code, -32601);
 });
+
+test('http: client roots (asked for on the GET stream) narrow the workspace', { skip: SKIP }, async () => {
+  const { ListRootsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  const client = new Client({ name: 'weft-interop-roots', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
+  let asked = 0;
+  client.setRequestHandler(ListRootsRequestSchema, async () => {
+    asked += 1;
+    return { roots: [{ uri: 'file://' + w.ws + '/src', name: 'src' }] };
+  });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  try {
+    for (let i = 0; i < 50 && asked === 0; ++i) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(asked >= 1, 'the server sent roots/list');
+    await new Promise((r) => setTimeout(r, 100));
+    const outside = await client.callTool({ name: 'fs_stat', arguments: { path: 'crlf.txt' } });
+    assert.equal(outside.isError, true);
+    const inside = await client.callTool({ name: 'fs_glob', arguments: { pattern: '*', path: 'src' } });
+    assert.ok(!inside.isError);
+  } finally {
+    await client.close();
+  }
+});
