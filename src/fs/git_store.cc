@@ -222,6 +222,24 @@ Status remove_symlinks(int dirfd, const std::string& rel) {
   return Status();
 }
 
+// Removes directories left empty under dirfd, bottom-up (git records no
+// empty directory, so after a strict restore none should remain; this is
+// `git clean -d`). Returns whether dirfd itself ended up empty.
+Result<bool> prune_empty_dirs(int dirfd, const std::string& rel) {
+  WEFT_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, read_dir(dirfd, false));
+  size_t left = entries.size();
+  for (const DirEntry& e : entries) {
+    if (e.type != DT_DIR || e.name == ".git") continue;
+    int fd = ::openat(dirfd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;
+    UniqueFd sub(fd);
+    std::string path = rel.empty() ? e.name : rel + "/" + e.name;
+    WEFT_ASSIGN_OR_RETURN(bool empty, prune_empty_dirs(sub.get(), path));
+    if (empty && ::unlinkat(dirfd, e.name.c_str(), AT_REMOVEDIR) == 0) --left;
+  }
+  return left == 0;
+}
+
 }  // namespace
 
 struct GitSnapshotStore::Repo {
@@ -392,6 +410,11 @@ Status GitSnapshotStore::restore(const FilesystemSnapshot& snapshot) {
   opts.disable_filters = 1;
   if (git_checkout_tree(repo, reinterpret_cast<const git_object*>(tree.get()), &opts) != 0) {
     return git_failure("restore " + snapshot.commit_ref);
+  }
+  {
+    UniqueFd rootfd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!rootfd.valid()) return errno_status(errno, "open workspace root", root_);
+    WEFT_RETURN_IF_ERROR(prune_empty_dirs(rootfd.get(), "").status());
   }
   GitPtr<git_reference, git_reference_free> head_ref;
   if (git_reference_create(head_ref.out(), repo, kHeadRef, &id, 1, nullptr) != 0) {

@@ -107,6 +107,18 @@ TYPED_TEST(Snapshots, ForeignAndBogusRecords) {
   }
 }
 
+TYPED_TEST(Snapshots, RestoreRemovesDirectoriesEmptiedSinceALaterSnapshot) {
+  auto& fs = this->fs();
+  auto before = fs.snapshot();
+  ASSERT_TRUE(before.ok());
+  this->put("d/f.txt", "x");
+  ASSERT_TRUE(fs.snapshot().ok());
+  ASSERT_TRUE(fs.remove("d/f.txt").ok());
+  ASSERT_TRUE(fs.restore(*before).ok());
+  EXPECT_FALSE(fs.exists("d"));
+  EXPECT_TRUE(fs.list()->empty());
+}
+
 TEST(SnapshotRecord, JsonRoundTrip) {
   FilesystemSnapshot s;
   s.snapshot_id = "0d7c1c2e-1b7a-4a52-9d33-2a4c1f0b5e61";
