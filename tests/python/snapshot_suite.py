@@ -145,18 +145,12 @@ class SnapshotProtocolTests(abc.ABC):
         assert fs.read("full/f.txt").content == "x"
         assert fs.exists("empty/inner") is self.restores_empty_directories
 
-    # Host/Sandbox restores currently leave such a directory behind (fs-layer bug).
-    leaves_emptied_directories = False
-
     def test_restore_removes_directory_emptied_after_a_later_snapshot(self, fs):
         before = fs.snapshot()
         fs.write("d/f.txt", "x")
         fs.snapshot()
         fs.delete("d/f.txt")  # "d" is now empty and did not exist at `before`
         fs.restore(before)
-        if self.leaves_emptied_directories and fs.exists("d"):
-            pytest.xfail("fs-layer bug: Host restore keeps a directory created after the "
-                         "snapshot when its files were in a later snapshot and then deleted")
         assert not fs.exists("d")
 
     def test_restore_twice_and_snapshot_after_restore(self, fs):

@@ -30,7 +30,6 @@ class TestHostProtocol(FilesystemProtocolTests):
 
 
 class TestHostSnapshots(SnapshotProtocolTests):
-    leaves_emptied_directories = True  # known fs-layer bug: see snapshot_suite
     restores_empty_directories = False  # git records no empty directories
 
     def make_filesystem(self, tmp_path):
