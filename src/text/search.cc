@@ -96,11 +96,10 @@ Result<std::vector<Match>> find_all_regex(std::string_view text, std::string_vie
   re_options.set_log_errors(false);
   re_options.set_case_sensitive(!options.case_insensitive);
   re_options.set_literal(options.literal);
-  re_options.set_posix_syntax(true);  // needed for one_line(false): ^/$ at line breaks
-  re_options.set_one_line(false);
-  re_options.set_perl_classes(true);
-  re_options.set_word_boundary(true);
-  RE2 re(pattern, re_options);
+  // Perl syntax; "(?m)" makes ^ and $ match at line breaks (a literal
+  // pattern is quoted by RE2 itself, so the flag group cannot change it).
+  std::string full = options.literal ? std::string(pattern) : "(?m)" + std::string(pattern);
+  RE2 re(full, re_options);
   if (!re.ok()) {
     return invalid_argument("invalid regular expression '" + std::string(pattern) +
                             "': " + re.error());

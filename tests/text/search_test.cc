@@ -35,6 +35,9 @@ TEST(SearchTest, RegexWithLineAnchorsAndErrors) {
   auto bad = find_all_regex(text, "(unclosed");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  auto perl = find_all_regex("ab ab\n12", "(?:ab)+? \\pL|\\d+?$");  // Perl syntax works
+  ASSERT_TRUE(perl.ok()) << perl.status();
+  EXPECT_EQ(perl->size(), 2u);
   auto empty = find_all_regex("\xC3\xA9z", "x*");  // empty matches advance by a character
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ(empty->size(), 3u);
