@@ -168,6 +168,11 @@ namespace {
 // A new core with the history of `src` up to `vv` (all when nullptr).
 std::shared_ptr<DocCore> copy_history(const DocCore& src, const detail::DenseVv* vv, PeerId peer) {
   auto core = std::make_shared<DocCore>(peer);
+  // Changes name their peer by dense index: keep src's indexes (the
+  // constructor interned the new peer first, which would shift them).
+  core->peer_ids.clear();
+  core->peer_index.clear();
+  core->by_peer.clear();
   for (PeerId p : src.peer_ids) core->intern_peer(p);
   core->self = core->intern_peer(peer);
   for (const ContainerId& c : src.containers) core->intern_container(c);

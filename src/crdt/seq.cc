@@ -253,6 +253,37 @@ Status Seq::erase_one(uint32_t peer, int32_t counter, uint32_t pos, DenseVv* vv)
   return Status();
 }
 
+void Seq::mark_deleted(Cur c, uint32_t peer, int32_t counter) {
+  uint32_t idx = at(c);
+  Elem& e = arena_[idx];
+  if (e.del_peer == kNone) {
+    count(idx, -1, c.ci);
+    e.del_peer = peer;
+    e.del_counter = counter;
+  } else {
+    extra_deleters_.emplace(idx, std::make_pair(peer, counter));
+  }
+}
+
+Status Seq::erase_forward(uint32_t peer, int32_t counter, uint32_t pos, int32_t n, DenseVv* vv) {
+  if (n <= 0) return Status();
+  if (vv) vv->set(peer, std::max(vv->get(peer), counter));
+  auto found = find_visible(pos + 1, vv);
+  if (!found.ok()) return found.status();
+  Cur c = *found;
+  for (int32_t k = 0; k < n; ++k) {
+    if (k > 0) {
+      // The next unit deletes the next element visible in its version.
+      advance(c);
+      while (!at_end(c) && !visible(at(c), vv)) advance(c);
+      if (at_end(c)) return out_of_range("delete run runs past the end of the op's version");
+    }
+    mark_deleted(c, peer, counter + k);
+    if (vv) vv->set(peer, std::max(vv->get(peer), counter + k + 1));
+  }
+  return Status();
+}
+
 Result<Seq::Boundary> Seq::locate(size_t n, int kind) const {
   Boundary b;
   if (n == 0) return b;

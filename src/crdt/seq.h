@@ -76,6 +76,9 @@ class Seq {
   // Deletes one unit: the pos-th visible entity of version `vv`, recording the
   // deleter id. Errors: kOutOfRange.
   Status erase_one(uint32_t peer, int32_t counter, uint32_t pos, DenseVv* vv);
+  // Deletes `n` units of a forward delete run (each unit at `pos` of its own
+  // version): the first is located once, the rest continue from it.
+  Status erase_forward(uint32_t peer, int32_t counter, uint32_t pos, int32_t n, DenseVv* vv);
 
   // Visible entities (anchors included) in the current state.
   size_t visible_entities() const { return total_vis_; }
@@ -162,6 +165,7 @@ class Seq {
     ++c.off;
     normalize(c);
   }
+  void mark_deleted(Cur c, uint32_t peer, int32_t counter);
   uint32_t at(Cur c) const { return chunks_[c.ci].items[c.off]; }
   // Finds the pos-th (1-based) visible entity of `vv`; returns its cursor.
   Result<Cur> find_visible(uint32_t pos, const DenseVv* vv) const;

@@ -46,6 +46,10 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
       break;
     }
     case OpKind::kSeqDelete:
+      if (op.len > 0) {
+        st = cs.seq->erase_forward(peer, op.counter, static_cast<uint32_t>(op.pos), n, vv);
+        break;
+      }
       for (Counter k = 0; k < n && st.ok(); ++k) {
         int32_t pos = op.len > 0 ? op.pos : op.pos - k;
         if (pos < 0) {
