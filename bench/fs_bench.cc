@@ -117,9 +117,10 @@ int main(int argc, char** argv) {
       times.push_back(best_of(1, [&] { err = fs->snapshot().status(); }));
       if (!err.ok()) return die(err);
     }
-    std::printf("{\"files\":%d,\"first_seconds\":%.6f,\"touch_one_seconds_median\":%.6f,"
-                "\"touch_one_seconds_max\":%.6f}\n",
-                files, first, median(times), *std::max_element(times.begin(), times.end()));
+    std::printf(
+        "{\"files\":%d,\"first_seconds\":%.6f,\"touch_one_seconds_median\":%.6f,"
+        "\"touch_one_seconds_max\":%.6f}\n",
+        files, first, median(times), *std::max_element(times.begin(), times.end()));
     return 0;
   }
   if (mode == "memory") {

@@ -23,7 +23,8 @@ uint32_t next_code_point(std::string_view text, size_t* i) {
     return lead;
   }
   uint32_t cp = lead & (0xFF >> (len + 1));
-  for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[*i + k]) & 0x3F);
+  for (size_t k = 1; k < len; ++k)
+    cp = (cp << 6) | (static_cast<unsigned char>(text[*i + k]) & 0x3F);
   *i += len;
   return cp;
 }

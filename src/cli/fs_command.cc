@@ -1,11 +1,10 @@
 // `weft fs <op> --root DIR ...`: the filesystem protocol (weft/fs) on a host
 // directory, for people (human output) and scripts (--json). Snapshots go to
 // the default store ($XDG_STATE_HOME/weft/snapshots/...) unless --git-dir.
-#include <nlohmann/json.hpp>
-
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/command_registry.h"
@@ -96,8 +95,12 @@ void setup_reads(CLI::App* fs_cmd) {
         auto r = fs->read_bytes(a->path, a->offset, limit);
         if (!done(r.status())) return;
         if (c->json) {
-          emit({{"path", r->path}, {"size_bytes", r->size_bytes}, {"offset", r->offset},
-                {"limit", r->limit}, {"truncated", r->truncated}, {"content", r->content}});
+          emit({{"path", r->path},
+                {"size_bytes", r->size_bytes},
+                {"offset", r->offset},
+                {"limit", r->limit},
+                {"truncated", r->truncated},
+                {"content", r->content}});
         } else {
           std::cout << r->content;
         }
@@ -106,13 +109,17 @@ void setup_reads(CLI::App* fs_cmd) {
       auto r = fs->read(a->path, a->offset, limit);
       if (!done(r.status())) return;
       if (c->json) {
-        emit({{"path", r->path}, {"content", r->content}, {"total_lines", r->total_lines},
-              {"offset", r->offset}, {"limit", r->limit}, {"truncated", r->truncated}});
+        emit({{"path", r->path},
+              {"content", r->content},
+              {"total_lines", r->total_lines},
+              {"offset", r->offset},
+              {"limit", r->limit},
+              {"truncated", r->truncated}});
       } else {
         std::cout << r->content;
         if (r->truncated) {
-          std::cerr << "weft: showed lines " << r->offset << ".." << r->offset + r->limit
-                    << " of " << r->total_lines << "; use --offset for more\n";
+          std::cerr << "weft: showed lines " << r->offset << ".." << r->offset + r->limit << " of "
+                    << r->total_lines << "; use --offset for more\n";
         }
       }
     });
@@ -130,7 +137,9 @@ void setup_reads(CLI::App* fs_cmd) {
       json out = json::array();
       for (const auto& e : *r) {
         if (c->json) {
-          out.push_back({{"name", e.name}, {"path", e.path}, {"is_file", e.is_file},
+          out.push_back({{"name", e.name},
+                         {"path", e.path},
+                         {"is_file", e.is_file},
                          {"is_directory", e.is_directory}});
         } else {
           std::cout << e.name << (e.is_directory ? "/" : e.is_file ? "" : "@") << "\n";
@@ -153,7 +162,10 @@ void setup_reads(CLI::App* fs_cmd) {
       if (c->json) {
         emit(j);
       } else {
-        std::cout << r->path << ": " << (r->is_directory ? "directory" : r->is_file ? "file" : "link")
+        std::cout << r->path << ": "
+                  << (r->is_directory ? "directory"
+                      : r->is_file    ? "file"
+                                      : "link")
                   << ", " << r->size_bytes << " bytes, modified "
                   << (r->modified_at ? format_time(*r->modified_at) : "?") << "\n";
       }
@@ -208,8 +220,10 @@ void setup_reads(CLI::App* fs_cmd) {
       json out = json::array();
       for (const auto& m : *r) {
         if (c->json) {
-          out.push_back({{"path", m.path}, {"line_number", m.line_number},
-                         {"line_content", m.line_content}, {"match_start", m.match_start},
+          out.push_back({{"path", m.path},
+                         {"line_number", m.line_number},
+                         {"line_content", m.line_content},
+                         {"match_start", m.match_start},
                          {"match_end", m.match_end}});
         } else {
           std::cout << m.path << ":" << m.line_number << ":" << m.line_content << "\n";
@@ -230,7 +244,8 @@ void setup_writes(CLI::App* fs_cmd) {
       bool no_parents = false, bytes = false;
     };
     auto a = std::make_shared<A>();
-    auto* cmd = sub(fs_cmd, c, "write", "Write a file atomically (content from --content or stdin)");
+    auto* cmd =
+        sub(fs_cmd, c, "write", "Write a file atomically (content from --content or stdin)");
     cmd->add_option("PATH", a->path)->required();
     cmd->add_option("--content", a->content, "The content (default: read stdin)");
     cmd->add_option("--mode", a->mode, "create, overwrite or append")
@@ -251,7 +266,8 @@ void setup_writes(CLI::App* fs_cmd) {
                         : fs->write(a->path, content, mode, !a->no_parents);
       if (!done(r.status())) return;
       if (c->json) {
-        emit({{"path", r->path}, {"bytes_written", r->bytes_written},
+        emit({{"path", r->path},
+              {"bytes_written", r->bytes_written},
               {"mode", std::string(write_mode_name(r->mode))}});
       } else {
         std::cout << "wrote " << r->bytes_written << " bytes to " << r->path << " ("
@@ -307,8 +323,8 @@ void setup_writes(CLI::App* fs_cmd) {
     cmd->callback([c, a, is_move] {
       auto fs = open_fs(*c);
       if (!fs) return;
-      Status s = is_move ? fs->move(a->from, a->to, a->overwrite)
-                         : fs->copy(a->from, a->to, a->overwrite);
+      Status s =
+          is_move ? fs->move(a->from, a->to, a->overwrite) : fs->copy(a->from, a->to, a->overwrite);
       if (done(s) && c->json) emit({{"source", a->from}, {"destination", a->to}});
     });
   }
@@ -386,8 +402,8 @@ void setup_snapshots(CLI::App* fs_cmd) {
           }
         }
         if (!target) {
-          done(not_found("no snapshot '" + *what + "'; see `weft fs snapshots --root " +
-                         c->root + "`"));
+          done(not_found("no snapshot '" + *what + "'; see `weft fs snapshots --root " + c->root +
+                         "`"));
           return;
         }
       }

@@ -78,8 +78,8 @@ Result<ReadBytesResult> page_bytes(std::string_view data, std::string path, int6
   r.size_bytes = static_cast<int64_t>(data.size());
   r.offset = offset;
   size_t from = std::min(static_cast<size_t>(offset), data.size());
-  size_t count = limit ? std::min(static_cast<size_t>(*limit), data.size() - from)
-                       : data.size() - from;
+  size_t count =
+      limit ? std::min(static_cast<size_t>(*limit), data.size() - from) : data.size() - from;
   r.content.assign(data.substr(from, count));
   r.limit = limit ? *limit : static_cast<int64_t>(count);
   r.truncated = from + count < data.size();
@@ -132,8 +132,8 @@ Result<std::unique_ptr<GrepQuery>> GrepQuery::compile(std::string_view pattern,
     WEFT_ASSIGN_OR_RETURN(GlobPattern g, GlobPattern::compile(*glob));
     q->glob_ = std::move(g);
   }
-  int64_t max = max_matches ? std::min(*max_matches, limits.max_grep_matches)
-                            : limits.max_grep_matches;
+  int64_t max =
+      max_matches ? std::min(*max_matches, limits.max_grep_matches) : limits.max_grep_matches;
   q->max_ = static_cast<size_t>(std::max<int64_t>(max, 1));
   return q;
 }

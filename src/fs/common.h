@@ -72,7 +72,7 @@ class GrepQuery {
 
  private:
   std::unique_ptr<RE2> re_;
-  bool pure_literal_ = false;              // the pattern is a plain string
+  bool pure_literal_ = false;               // the pattern is a plain string
   std::optional<LiteralFinder> prefilter_;  // a literal every match contains
   std::optional<GlobPattern> glob_;
   size_t max_ = 0;

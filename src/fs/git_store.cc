@@ -114,7 +114,7 @@ bool same_stat(const git_index_entry* e, const struct stat& st, uint32_t mode) {
 struct Scanner {
   git_repository* repo;
   git_index* index;
-  int64_t racy_after_sec;  // files modified at/after this second are re-hashed next time
+  int64_t racy_after_sec;           // files modified at/after this second are re-hashed next time
   size_t known = 0;                 // walked files the index already had
   std::vector<std::string> walked;  // every captured path, to find deletions
   std::string buffer;
@@ -254,8 +254,9 @@ Result<std::unique_ptr<GitSnapshotStore>> GitSnapshotStore::create(std::string r
   init_libgit2();
   std::string canonical = canonical_prefix(git_dir);
   if (is_within(canonical, root) || is_within(root, canonical)) {
-    return invalid_argument("snapshot store '" + git_dir + "' must lie outside the workspace root '" +
-                            root + "' (an agent working in the root must not reach it)");
+    return invalid_argument("snapshot store '" + git_dir +
+                            "' must lie outside the workspace root '" + root +
+                            "' (an agent working in the root must not reach it)");
   }
   std::unique_ptr<GitSnapshotStore> s(new GitSnapshotStore());
   s->root_ = std::move(root);
@@ -283,8 +284,7 @@ Status GitSnapshotStore::open_locked(bool create) {
     git_odb_backend* loose = nullptr;
     git_odb_backend* packs = nullptr;
     std::string objects = git_dir_ + "/objects";
-    if (git_odb_new(&odb) != 0 ||
-        git_odb_backend_loose(&loose, objects.c_str(), 1, 0, 0, 0) != 0 ||
+    if (git_odb_new(&odb) != 0 || git_odb_backend_loose(&loose, objects.c_str(), 1, 0, 0, 0) != 0 ||
         git_odb_add_backend(odb, loose, 2) != 0 ||
         git_odb_backend_pack(&packs, objects.c_str()) != 0 ||
         git_odb_add_backend(odb, packs, 1) != 0) {
@@ -318,10 +318,13 @@ Result<FilesystemSnapshot> GitSnapshotStore::snapshot(std::optional<std::string>
 
   UniqueFd rootfd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!rootfd.valid()) return errno_status(errno, "open workspace root", root_);
-  Scanner scan{repo, index.get(),
-               std::chrono::duration_cast<std::chrono::seconds>(
-                   rec.created_at.time_since_epoch()).count() - 1,
-               {}, {}};
+  Scanner scan{
+      repo,
+      index.get(),
+      std::chrono::duration_cast<std::chrono::seconds>(rec.created_at.time_since_epoch()).count() -
+          1,
+      {},
+      {}};
   size_t entries_before = git_index_entrycount(index.get());
   WEFT_RETURN_IF_ERROR(scan.walk(rootfd.get(), ""));
   WEFT_RETURN_IF_ERROR(scan.remove_unseen(entries_before));
@@ -457,9 +460,8 @@ Result<std::vector<FilesystemSnapshot>> GitSnapshotStore::list() {
       },
       &ctx);
   if (rc != 0) return git_failure("list snapshots");
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    return a.created_at < b.created_at;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.created_at < b.created_at; });
   return out;
 }
 

@@ -103,8 +103,8 @@ Result<FileStat> HostFilesystem::do_stat(std::string_view path) {
     rc = ::statx(root_.fd(), "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, &sx);
   } else {
     WEFT_ASSIGN_OR_RETURN(UniqueFd dir, root_.open_parent(p, false));
-    rc = ::statx(dir.get(), p.name().c_str(), AT_SYMLINK_NOFOLLOW,
-                 STATX_BASIC_STATS | STATX_BTIME, &sx);
+    rc = ::statx(dir.get(), p.name().c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME,
+                 &sx);
   }
   if (rc != 0) return errno_status(errno, "stat", p.str());
   FileStat s;
@@ -140,8 +140,8 @@ Result<std::vector<FileEntry>> HostFilesystem::do_list(std::string_view path) {
 Status HostFilesystem::replace_file(int dirfd, const NormalPath& p, std::string_view data,
                                     int keep_mode, bool no_replace) const {
   std::string tmp = temp_name();
-  UniqueFd fd(::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                       0666));
+  UniqueFd fd(
+      ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
   if (!fd.valid()) return errno_status(errno, "create a temporary file for", p.str());
   auto fail = [&](Status s) {
     ::unlinkat(dirfd, tmp.c_str(), 0);
@@ -173,12 +173,13 @@ Result<WriteResult> HostFilesystem::do_write(std::string_view path, std::string_
   std::string data;
   if (exists) {
     if (S_ISLNK(st.st_mode)) {
-      return permission_denied("'" + p.str() + "' is a symbolic link; links are not written through");
+      return permission_denied("'" + p.str() +
+                               "' is a symbolic link; links are not written through");
     }
     if (mode == WriteMode::kCreate) {
-      return S_ISDIR(st.st_mode) ? is_a_directory("'" + p.str() + "' is a directory")
-                                 : already_exists("'" + p.str() +
-                                                  "' exists; use mode overwrite or append");
+      return S_ISDIR(st.st_mode)
+                 ? is_a_directory("'" + p.str() + "' is a directory")
+                 : already_exists("'" + p.str() + "' exists; use mode overwrite or append");
     }
     if (S_ISDIR(st.st_mode)) return is_a_directory("'" + p.str() + "' is a directory");
     if (!S_ISREG(st.st_mode)) return permission_denied("'" + p.str() + "' is not a regular file");
@@ -224,7 +225,8 @@ Status HostFilesystem::do_remove(std::string_view path, bool recursive) {
   WEFT_ASSIGN_OR_RETURN(bool exists, lstat_at(dir.get(), p.name(), &st));
   if (!exists) return not_found("'" + p.str() + "' does not exist");
   if (!S_ISDIR(st.st_mode)) {
-    if (::unlinkat(dir.get(), p.name().c_str(), 0) != 0) return errno_status(errno, "delete", p.str());
+    if (::unlinkat(dir.get(), p.name().c_str(), 0) != 0)
+      return errno_status(errno, "delete", p.str());
     return Status();
   }
   if (!recursive) {
@@ -270,10 +272,10 @@ Status HostFilesystem::do_move(std::string_view source, std::string_view destina
     return already_exists("destination '" + to.str() + "' exists" +
                           (overwrite ? " (directories are never overwritten)" : ""));
   }
-  int rc = overwrite ? ::renameat(src_dir.get(), from.name().c_str(), dst_dir.get(),
-                                  to.name().c_str())
-                     : ::renameat2(src_dir.get(), from.name().c_str(), dst_dir.get(),
-                                   to.name().c_str(), RENAME_NOREPLACE);
+  int rc = overwrite
+               ? ::renameat(src_dir.get(), from.name().c_str(), dst_dir.get(), to.name().c_str())
+               : ::renameat2(src_dir.get(), from.name().c_str(), dst_dir.get(), to.name().c_str(),
+                             RENAME_NOREPLACE);
   if (rc != 0) return errno_status(errno, "move to", to.str());
   return Status();
 }
@@ -290,11 +292,13 @@ Status HostFilesystem::copy_tree(int src_dir, int dst_parent, const std::string&
     if (e.name.rfind(kTempPrefix, 0) == 0) continue;
     NormalPath child = dst.child(e.name);
     if (e.type == DT_DIR) {
-      UniqueFd in(::openat(src_dir, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      UniqueFd in(
+          ::openat(src_dir, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (!in.valid()) return errno_status(errno, "open", e.name);
       WEFT_RETURN_IF_ERROR(copy_tree(in.get(), out.get(), e.name, child));
     } else if (e.type == DT_REG) {
-      UniqueFd in(::openat(src_dir, e.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+      UniqueFd in(
+          ::openat(src_dir, e.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
       if (!in.valid()) return errno_status(errno, "open", e.name);
       struct stat st;
       if (::fstat(in.get(), &st) != 0) return errno_status(errno, "stat", e.name);
@@ -313,7 +317,8 @@ Status HostFilesystem::do_copy(std::string_view source, std::string_view destina
   WEFT_ASSIGN_OR_RETURN(NormalPath from, normalize(source));
   WEFT_ASSIGN_OR_RETURN(NormalPath to, normalize_for_change(destination));
   if (to.is_root()) return already_exists("the destination is the workspace root");
-  if (from.segments == to.segments) return already_exists("'" + to.str() + "' is the source itself");
+  if (from.segments == to.segments)
+    return already_exists("'" + to.str() + "' is the source itself");
   if (!from.is_root() && to.within(from)) {
     return invalid_argument("cannot copy '" + from.str() + "' into itself ('" + to.str() + "')");
   }
@@ -370,8 +375,7 @@ std::string default_snapshot_git_dir(std::string_view canonical_root) {
 Result<std::unique_ptr<Filesystem>> make_host_filesystem(std::string_view root,
                                                          HostOptions options) {
   WEFT_ASSIGN_OR_RETURN(internal::RootDir dir, internal::RootDir::open(root));
-  std::string git_dir =
-      options.git_dir ? *options.git_dir : default_snapshot_git_dir(dir.path());
+  std::string git_dir = options.git_dir ? *options.git_dir : default_snapshot_git_dir(dir.path());
   WEFT_ASSIGN_OR_RETURN(auto store, internal::GitSnapshotStore::create(dir.path(), git_dir));
   return std::unique_ptr<Filesystem>(
       new internal::HostFilesystem(std::move(dir), std::move(options), std::move(store)));

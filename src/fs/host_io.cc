@@ -43,8 +43,7 @@ std::string join(const std::vector<std::string>& segs, size_t n) {
 
 // Walks `segs[0..n)` from `start` with O_NOFOLLOW, creating missing directories
 // when `create`. Returns an O_RDONLY|O_DIRECTORY fd.
-Result<UniqueFd> walk_dirs(int start, const std::vector<std::string>& segs, size_t n,
-                           bool create) {
+Result<UniqueFd> walk_dirs(int start, const std::vector<std::string>& segs, size_t n, bool create) {
   UniqueFd cur(::openat(start, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!cur.valid()) return errno_status(errno, "open", ".");
   for (size_t i = 0; i < n; ++i) {
@@ -89,7 +88,8 @@ Status errno_status(int err, std::string_view op, std::string_view what) {
     case ENOTEMPTY:
       return already_exists(w + " already exists");
     case ELOOP:
-      return permission_denied(w + " is or passes through a symbolic link; symlinks are not "
+      return permission_denied(w +
+                               " is or passes through a symbolic link; symlinks are not "
                                "followed in a workspace");
     case EXDEV:
       return permission_denied(w + " resolves outside the workspace root");
@@ -212,8 +212,10 @@ Result<std::vector<DirEntry>> read_dir(int dirfd, bool sort) {
     if (type == DT_UNKNOWN) {
       struct stat st;
       if (::fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-      type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG
-                                          : S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN;
+      type = S_ISDIR(st.st_mode)   ? DT_DIR
+             : S_ISREG(st.st_mode) ? DT_REG
+             : S_ISLNK(st.st_mode) ? DT_LNK
+                                   : DT_UNKNOWN;
     }
     out.push_back({e->d_name, type});
   }

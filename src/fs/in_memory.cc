@@ -73,8 +73,7 @@ class InMemoryFilesystem final : public Filesystem {
     return out;
   }
 
-  Result<std::vector<GlobMatch>> do_glob(std::string_view pattern,
-                                         std::string_view path) override {
+  Result<std::vector<GlobMatch>> do_glob(std::string_view pattern, std::string_view path) override {
     WEFT_ASSIGN_OR_RETURN(GlobPattern g, GlobPattern::compile(pattern));
     WEFT_ASSIGN_OR_RETURN(NormalPath base, normalize(path));
     WEFT_ASSIGN_OR_RETURN(NodePtr node, existing(current(), base));
@@ -154,13 +153,11 @@ class InMemoryFilesystem final : public Filesystem {
     return Status();
   }
 
-  Status do_move(std::string_view source, std::string_view destination,
-                 bool overwrite) override {
+  Status do_move(std::string_view source, std::string_view destination, bool overwrite) override {
     return transfer(source, destination, overwrite, /*keep_source=*/false);
   }
 
-  Status do_copy(std::string_view source, std::string_view destination,
-                 bool overwrite) override {
+  Status do_copy(std::string_view source, std::string_view destination, bool overwrite) override {
     return transfer(source, destination, overwrite, /*keep_source=*/true);
   }
 
@@ -286,8 +283,8 @@ class InMemoryFilesystem final : public Filesystem {
       return keep_source ? already_exists("'" + to.str() + "' is the source itself") : Status();
     }
     if (node->is_dir && to.within(from)) {
-      return invalid_argument("cannot move or copy '" + from.str() + "' into itself ('" +
-                              to.str() + "')");
+      return invalid_argument("cannot move or copy '" + from.str() + "' into itself ('" + to.str() +
+                              "')");
     }
     WEFT_ASSIGN_OR_RETURN(NodePtr dest, lookup(root_, to));
     if (dest && (!overwrite || dest->is_dir || node->is_dir)) {

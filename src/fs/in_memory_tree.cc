@@ -18,7 +18,7 @@ Result<NodePtr> put_at(const NodePtr& dir, const NormalPath& path, size_t depth,
     NodePtr child;
     if (it == copy->children.end()) {
       std::vector<std::string> prefix(path.segments.begin(),
-                                       path.segments.begin() + static_cast<ptrdiff_t>(depth) + 1);
+                                      path.segments.begin() + static_cast<ptrdiff_t>(depth) + 1);
       if (!create_parents) {
         return not_found("parent directory '" + NormalPath{prefix}.str() + "' does not exist");
       }
@@ -26,7 +26,7 @@ Result<NodePtr> put_at(const NodePtr& dir, const NormalPath& path, size_t depth,
       child = MemNode::make_dir(now);
     } else if (!it->second->is_dir) {
       std::vector<std::string> prefix(path.segments.begin(),
-                                       path.segments.begin() + static_cast<ptrdiff_t>(depth) + 1);
+                                      path.segments.begin() + static_cast<ptrdiff_t>(depth) + 1);
       return not_a_directory("'" + NormalPath{prefix}.str() + "' is a file, not a directory");
     } else {
       child = it->second;
@@ -63,7 +63,7 @@ Result<NodePtr> lookup(const NodePtr& root, const NormalPath& path) {
   for (size_t i = 0; i < path.segments.size(); ++i) {
     if (!cur->is_dir) {
       std::vector<std::string> prefix(path.segments.begin(),
-                                       path.segments.begin() + static_cast<ptrdiff_t>(i));
+                                      path.segments.begin() + static_cast<ptrdiff_t>(i));
       return not_a_directory("'" + NormalPath{prefix}.str() + "' is a file, not a directory");
     }
     auto it = cur->children.find(path.segments[i]);
@@ -74,8 +74,8 @@ Result<NodePtr> lookup(const NodePtr& root, const NormalPath& path) {
   return found;
 }
 
-Result<NodePtr> put(const NodePtr& root, const NormalPath& path, NodePtr node,
-                    bool create_parents, TimePoint now) {
+Result<NodePtr> put(const NodePtr& root, const NormalPath& path, NodePtr node, bool create_parents,
+                    TimePoint now) {
   if (path.is_root()) return node ? node : MemNode::make_dir(now);
   return put_at(root, path, 0, std::move(node), create_parents, now);
 }

@@ -19,7 +19,7 @@ using NodePtr = std::shared_ptr<const MemNode>;
 
 struct MemNode {
   bool is_dir = false;
-  std::shared_ptr<const std::string> data;              // files
+  std::shared_ptr<const std::string> data;               // files
   std::map<std::string, NodePtr, std::less<>> children;  // directories
   TimePoint created_at;
   TimePoint modified_at;
@@ -34,8 +34,8 @@ Result<NodePtr> lookup(const NodePtr& root, const NormalPath& path);
 
 // A new root where `path` holds `node` (null removes it). Missing parents are
 // created when `create_parents`, else kNotFound; a file parent is kNotADirectory.
-Result<NodePtr> put(const NodePtr& root, const NormalPath& path, NodePtr node,
-                    bool create_parents, TimePoint now);
+Result<NodePtr> put(const NodePtr& root, const NormalPath& path, NodePtr node, bool create_parents,
+                    TimePoint now);
 
 // Number of files and directories below `node` (for tests and benchmarks).
 size_t count_nodes(const NodePtr& node);

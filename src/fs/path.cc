@@ -98,13 +98,11 @@ Result<NormalPath> normalize_path(std::string_view path, std::string_view root,
     }
     out.segments.assign(abs.begin() + static_cast<std::ptrdiff_t>(root_segs.size()), abs.end());
   } else if (!apply_segments(path, &out.segments)) {
-    return permission_denied("path " + quote(path) +
-                             " climbs above the workspace root with '..'");
+    return permission_denied("path " + quote(path) + " climbs above the workspace root with '..'");
   }
   if (static_cast<int>(out.segments.size()) > limits.max_path_depth) {
-    return invalid_argument("path " + quote(path) + " has " +
-                            std::to_string(out.segments.size()) + " segments; the limit is " +
-                            std::to_string(limits.max_path_depth));
+    return invalid_argument("path " + quote(path) + " has " + std::to_string(out.segments.size()) +
+                            " segments; the limit is " + std::to_string(limits.max_path_depth));
   }
   for (const std::string& seg : out.segments) {
     if (static_cast<int>(seg.size()) > limits.max_segment_length) {

@@ -113,7 +113,8 @@ ExecResult collect(Spawned& s, Ms timeout, int64_t max_bytes) {
         fds[i]->reset();
         continue;
       }
-      size_t room = static_cast<size_t>(std::max<int64_t>(0, max_bytes - static_cast<int64_t>(sinks[i]->size())));
+      size_t room = static_cast<size_t>(
+          std::max<int64_t>(0, max_bytes - static_cast<int64_t>(sinks[i]->size())));
       if (static_cast<size_t>(got) > room) r.truncated = true;
       sinks[i]->append(buf, std::min(static_cast<size_t>(got), room));
     }
@@ -183,8 +184,9 @@ class Sandbox final : public SandboxWorkspace {
         args.insert(args.end(), {"--tmpfs", *options_.host.git_dir});  // hide the store
       }
     }
-    args.insert(args.end(), {read_only() ? "--ro-bind" : "--bind", root(), "/workspace",
-                             "--chdir", cwd.is_root() ? std::string("/workspace") : "/workspace/" + cwd.str(), "--"});
+    args.insert(args.end(),
+                {read_only() ? "--ro-bind" : "--bind", root(), "/workspace", "--chdir",
+                 cwd.is_root() ? std::string("/workspace") : "/workspace/" + cwd.str(), "--"});
     args.insert(args.end(), argv.begin(), argv.end());
     std::map<std::string, std::string> env = options.env;
     env.emplace("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin");
@@ -220,8 +222,8 @@ class Sandbox final : public SandboxWorkspace {
                                          std::optional<int64_t> m) override {
     return host_->grep(pat, p, g, m);
   }
-  Result<WriteResult> do_write(std::string_view p, std::string_view c, WriteMode mode,
-                               bool parents, bool text) override {
+  Result<WriteResult> do_write(std::string_view p, std::string_view c, WriteMode mode, bool parents,
+                               bool text) override {
     return text ? host_->write(p, c, mode, parents) : host_->write_bytes(p, c, mode, parents);
   }
   Status do_remove(std::string_view p, bool r) override { return host_->remove(p, r); }
@@ -257,8 +259,8 @@ Status sandbox_available(const std::string& bwrap_path) {
   ExecResult r = collect(*s, Ms(10'000), 4096);
   if (r.exit_code != 0) {
     return unavailable("bubblewrap cannot create a sandbox on this machine (exit " +
-                       std::to_string(r.exit_code) + "): " +
-                       (r.stderr_text.empty() ? std::string("no message") : r.stderr_text) +
+                       std::to_string(r.exit_code) +
+                       "): " + (r.stderr_text.empty() ? std::string("no message") : r.stderr_text) +
                        "; unprivileged user namespaces may be disabled");
   }
   return Status();
@@ -276,7 +278,8 @@ Result<std::unique_ptr<SandboxWorkspace>> make_sandbox_workspace(SandboxOptions 
     owns = true;
   } else if (!stdfs::exists(*options.overlay_dir, ec)) {
     stdfs::create_directories(*options.overlay_dir, ec);
-    if (ec) return unavailable("cannot create overlay '" + *options.overlay_dir + "': " + ec.message());
+    if (ec)
+      return unavailable("cannot create overlay '" + *options.overlay_dir + "': " + ec.message());
   }
   HostOptions host = options.host;
   host.read_only = false;  // hydrate first, then honour read_only

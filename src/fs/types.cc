@@ -1,9 +1,8 @@
 // Write modes, time formatting and the snapshot record's JSON form.
 #include "weft/fs/types.h"
 
-#include <ctime>
 #include <cstdio>
-
+#include <ctime>
 #include <nlohmann/json.hpp>
 
 namespace weft::fs {

@@ -17,7 +17,9 @@ TEST(GlobTest, StarAndQuestion) {
   EXPECT_TRUE(m("*.h", ".h"));
   EXPECT_FALSE(m("*.h", "x/a.h"));
   EXPECT_TRUE(m("a?c", "abc"));
-  EXPECT_TRUE(m("a?c", "a\xC3\xA9" "c"));  // ? is one code point
+  EXPECT_TRUE(m("a?c",
+                "a\xC3\xA9"
+                "c"));  // ? is one code point
   EXPECT_FALSE(m("a?c", "a/c"));
   EXPECT_TRUE(m("*", ".hidden"));
   EXPECT_TRUE(m("a*b*c", "aXXbYYbc"));

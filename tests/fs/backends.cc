@@ -4,9 +4,7 @@
 
 namespace weft::fs::testing {
 
-HostFallbackBackend::HostFallbackBackend() {
-  internal::RootDir::force_fallback_for_testing(true);
-}
+HostFallbackBackend::HostFallbackBackend() { internal::RootDir::force_fallback_for_testing(true); }
 HostFallbackBackend::~HostFallbackBackend() {
   internal::RootDir::force_fallback_for_testing(false);
 }

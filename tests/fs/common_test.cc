@@ -1,9 +1,10 @@
 // Unit tests of the shared pieces: path normalisation (with RapidCheck
 // properties), the grep prefilter and the InMemory tree's structural sharing.
+#include "fs/common.h"
+
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include "fs/common.h"
 #include "fs/in_memory_tree.h"
 #include "weft/fs/filesystem.h"
 #include "weft/fs/path.h"
@@ -77,7 +78,8 @@ RC_GTEST_PROP(GrepPrefilterProps, FinderAgreesWithStdFind,
 
 TEST(GrepPrefilter, RegexResultsMatchWithAndWithoutPrefilter) {
   auto fs = make_in_memory_filesystem();
-  ASSERT_TRUE(fs->write("a.h", "struct foo_ops {\nstruct bar;\n  struct x_ops y;\nstruct _ops\n").ok());
+  ASSERT_TRUE(
+      fs->write("a.h", "struct foo_ops {\nstruct bar;\n  struct x_ops y;\nstruct _ops\n").ok());
   auto r = fs->grep("struct [a-z_]+_ops");
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->size(), 2u);  // "struct _ops" lacks the [a-z_]+ part

@@ -213,7 +213,9 @@ TYPED_TEST(Compliance, PathNormalisation) {
 }
 
 TYPED_TEST(Compliance, UnicodeNames) {
-  const std::string dir = "donn\xC3\xA9" "es";
+  const std::string dir =
+      "donn\xC3\xA9"
+      "es";
   const std::string name = dir + "/\xE6\x97\xA5\xE6\x9C\xAC.txt";
   ASSERT_TRUE(this->fs().write(name, "\xF0\x9F\x98\x80 smile\n").ok());
   EXPECT_EQ(this->fs().read(name)->content, "\xF0\x9F\x98\x80 smile\n");
@@ -282,8 +284,8 @@ TYPED_TEST(Compliance, Glob) {
   ASSERT_TRUE(g.ok()) << g.status();
   std::vector<std::string> paths;
   for (auto& m : *g) paths.push_back(m.path);
-  EXPECT_EQ(paths, (std::vector<std::string>{"a.h", "x.h", "x.h/e.h", "x/b.h", "x/y/c.h",
-                                             "z/.hidden.h"}));
+  EXPECT_EQ(paths,
+            (std::vector<std::string>{"a.h", "x.h", "x.h/e.h", "x/b.h", "x/y/c.h", "z/.hidden.h"}));
   EXPECT_FALSE((*g)[1].is_file);  // "x.h" is a directory
   EXPECT_TRUE((*g)[0].is_file);
   auto top = this->fs().glob("*.h");
@@ -360,8 +362,8 @@ TYPED_TEST(Compliance, GrepOrderIsSortedPathOrder) {
   ASSERT_TRUE(m.ok());
   std::vector<std::string> paths;
   for (auto& x : *m) paths.push_back(x.path + ":" + std::to_string(x.line_number));
-  EXPECT_EQ(paths, (std::vector<std::string>{"o/a-b.txt:1", "o/a-b.txt:2", "o/a.txt:1",
-                                             "o/a/z.txt:1"}));
+  EXPECT_EQ(paths,
+            (std::vector<std::string>{"o/a-b.txt:1", "o/a-b.txt:2", "o/a.txt:1", "o/a/z.txt:1"}));
   auto two = this->fs().grep("hit", ".", std::nullopt, 3);
   ASSERT_TRUE(two.ok());
   ASSERT_EQ(two->size(), 3u);

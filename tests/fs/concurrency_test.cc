@@ -30,7 +30,8 @@ TYPED_TEST(Concurrent, ManyThreadsReadWriteSnapshot) {
         // Readers see the old or the new content, never a mix.
         if (!fs.write("shared.txt", i % 2 ? "AAAAAAAA" : "BBBBBBBB").ok()) ++errors;
         auto r = fs.read("shared.txt");
-        if (!r.ok() || (r->content != "v0" && r->content != "AAAAAAAA" && r->content != "BBBBBBBB")) {
+        if (!r.ok() ||
+            (r->content != "v0" && r->content != "AAAAAAAA" && r->content != "BBBBBBBB")) {
           ++errors;
         }
         if (!fs.glob("**/*.txt").ok() || !fs.grep("thread").ok() || !fs.list().ok()) ++errors;

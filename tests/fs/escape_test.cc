@@ -74,9 +74,10 @@ TYPED_TEST(Escape, DotDotInEveryPosition) {
   this->put("victim.txt", "v");
   this->put("a/b/keep.txt", "k");
   std::string o = this->outside_name();
-  for (const std::string& p : std::vector<std::string>{std::string(".."), std::string("../"), "../" + o + "/secret.txt", "a/../../" + o,
-        "a/b/../../../" + o + "/secret.txt", "./../" + o, "a/..//../" + o + "/sub/inner.txt",
-        "a/b/../../..", std::string("..//.."), "a/./../b/../../x"}) {
+  for (const std::string& p : std::vector<std::string>{
+           std::string(".."), std::string("../"), "../" + o + "/secret.txt", "a/../../" + o,
+           "a/b/../../../" + o + "/secret.txt", "./../" + o, "a/..//../" + o + "/sub/inner.txt",
+           "a/b/../../..", std::string("..//.."), "a/./../b/../../x"}) {
     this->expect_all_refused(p);
   }
   EXPECT_EQ(this->get("a/b/../b/keep.txt"), "k");  // ".." that stays inside is fine
@@ -84,9 +85,11 @@ TYPED_TEST(Escape, DotDotInEveryPosition) {
 
 TYPED_TEST(Escape, AbsolutePaths) {
   this->put("victim.txt", "v");
-  for (const std::string& p : std::vector<std::string>{(this->outside_ / "secret.txt").string(), this->outside_.string(), std::string("/etc/passwd"),
-        std::string("/"), this->root_.string() + "/../" + this->outside_name() + "/secret.txt",
-        this->root_.string() + "x/y"}) {
+  for (const std::string& p : std::vector<std::string>{
+           (this->outside_ / "secret.txt").string(), this->outside_.string(),
+           std::string("/etc/passwd"), std::string("/"),
+           this->root_.string() + "/../" + this->outside_name() + "/secret.txt",
+           this->root_.string() + "x/y"}) {
     this->expect_all_refused(p);
   }
   EXPECT_EQ(this->get(this->root_.string() + "/victim.txt"), "v");
@@ -99,9 +102,9 @@ TYPED_TEST(Escape, SymlinksCreatedBefore) {
   stdfs::create_symlink("../" + this->outside_name() + "/secret.txt", this->root_ / "rel_link");
   stdfs::create_directories(this->root_ / "real");
   stdfs::create_directory_symlink(this->outside_ / "sub", this->root_ / "real" / "deep_link");
-  for (const std::string& p : std::vector<std::string>{"link_file", "rel_link", "link_dir/secret.txt", "link_dir/sub",
-                               "link_dir/new.txt", "real/deep_link/inner.txt",
-                               "real/deep_link/new/x.txt"}) {
+  for (const std::string& p : std::vector<std::string>{
+           "link_file", "rel_link", "link_dir/secret.txt", "link_dir/sub", "link_dir/new.txt",
+           "real/deep_link/inner.txt", "real/deep_link/new/x.txt"}) {
     auto& fs = this->fs();
     EXPECT_EQ(fs.read(p).status().code(), StatusCode::kPermissionDenied) << p;
     EXPECT_EQ(fs.write(p, "PWNED").status().code(), StatusCode::kPermissionDenied) << p;
@@ -189,9 +192,12 @@ TYPED_TEST(Escape, NulBytesAndOverlongPaths) {
   this->put("victim.txt", "v");
   std::string deep;
   for (int i = 0; i < 17; ++i) deep += "d/";
-  for (const std::string& p : std::vector<std::string>{std::string("a\0/../../etc/passwd", 19), std::string("\0", 1),
-        std::string("victim.txt\0.png", 15), std::string(81, 'x'), deep + "x",
-        std::string(5000, 'a'), std::string("bad\xFF" "utf8")}) {
+  for (const std::string& p :
+       std::vector<std::string>{std::string("a\0/../../etc/passwd", 19), std::string("\0", 1),
+                                std::string("victim.txt\0.png", 15), std::string(81, 'x'),
+                                deep + "x", std::string(5000, 'a'),
+                                std::string("bad\xFF"
+                                            "utf8")}) {
     this->expect_all_refused(p);
   }
 }
@@ -205,7 +211,8 @@ TYPED_TEST(Escape, GitDirectoryAndSnapshotStore) {
   EXPECT_FALSE(stdfs::path(store).string().rfind(this->root_.string() + "/", 0) == 0);
   this->expect_all_refused(store + "/HEAD");
   this->expect_all_refused(store);
-  for (const std::string& p : std::vector<std::string>{".git/config", ".git/hooks/pre-commit", ".GIT/x", "a/.git/config"}) {
+  for (const std::string& p : std::vector<std::string>{".git/config", ".git/hooks/pre-commit",
+                                                       ".GIT/x", "a/.git/config"}) {
     EXPECT_EQ(this->fs().write(p, "x").status().code(), StatusCode::kPermissionDenied) << p;
     EXPECT_EQ(this->fs().mkdir(p).code(), StatusCode::kPermissionDenied) << p;
   }

@@ -76,10 +76,13 @@ TEST_F(SandboxExec, RestOfSystemReadOnlyNoNetworkStoreHidden) {
   std::string outside = (tmp_.path() / "outside.txt").string();
   std::string store = (tmp_.path() / "store.git").string();
   auto r = ws_->exec({"/bin/sh", "-c",
-                      "echo x > " + outside + " 2>/dev/null; "  // lands in the private /tmp
-                      "echo x > /etc/weft-test 2>/dev/null && echo WROTE_ETC; "
-                      "ls " + store + " | wc -l; "
-                      "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '"});
+                      "echo x > " + outside +
+                          " 2>/dev/null; "  // lands in the private /tmp
+                          "echo x > /etc/weft-test 2>/dev/null && echo WROTE_ETC; "
+                          "ls " +
+                          store +
+                          " | wc -l; "
+                          "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '"});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->stdout_text.find("WROTE"), std::string::npos) << r->stdout_text;
   EXPECT_FALSE(stdfs::exists(outside));

@@ -185,10 +185,8 @@ class Filesystem {
                                        WriteMode mode, bool create_parents, bool text) = 0;
   virtual Status do_remove(std::string_view path, bool recursive) = 0;
   virtual Status do_mkdir(std::string_view path, bool parents, bool exist_ok) = 0;
-  virtual Status do_move(std::string_view source, std::string_view destination,
-                         bool overwrite) = 0;
-  virtual Status do_copy(std::string_view source, std::string_view destination,
-                         bool overwrite) = 0;
+  virtual Status do_move(std::string_view source, std::string_view destination, bool overwrite) = 0;
+  virtual Status do_copy(std::string_view source, std::string_view destination, bool overwrite) = 0;
   virtual Result<FilesystemSnapshot> do_snapshot(std::optional<std::string> tag) = 0;
   virtual Status do_restore(const FilesystemSnapshot& snapshot) = 0;
   virtual Result<std::vector<FilesystemSnapshot>> do_snapshots() = 0;
