@@ -319,7 +319,8 @@ Status HostFilesystem::do_copy(std::string_view source, std::string_view destina
   if (to.is_root()) return already_exists("the destination is the workspace root");
   if (from.segments == to.segments)
     return already_exists("'" + to.str() + "' is the source itself");
-  if (!from.is_root() && to.within(from)) {
+  if (from.is_root()) return permission_denied("the workspace root cannot be moved or copied");
+  if (to.within(from)) {
     return invalid_argument("cannot copy '" + from.str() + "' into itself ('" + to.str() + "')");
   }
   WEFT_ASSIGN_OR_RETURN(UniqueFd in, root_.open_beneath(from, O_RDONLY | O_NONBLOCK));

@@ -411,6 +411,8 @@ TYPED_TEST(Compliance, MoveAndCopy) {
   EXPECT_CODE(this->fs().copy("other", "copy"), kAlreadyExists);
   EXPECT_CODE(this->fs().move("other", "other/inside"), kInvalidArgument);
   EXPECT_CODE(this->fs().copy("other", "other/inside"), kInvalidArgument);
+  EXPECT_CODE(this->fs().copy(".", "rootcopy"), kPermissionDenied);
+  EXPECT_CODE(this->fs().move(".", "rootmove"), kPermissionDenied);
   ASSERT_TRUE(this->fs().copy("copy/deeper/c.txt", "c2.txt").ok());
   EXPECT_EQ(this->get("c2.txt"), "A");
   ASSERT_TRUE(this->fs().move("copy", "moved").ok());
