@@ -89,6 +89,49 @@ std::string header_path(const std::string& path) {
   return out + "\"";
 }
 
+bool is_line_start(std::string_view text, size_t pos) { return pos == 0 || text[pos - 1] == '\n'; }
+
+// The parts of two texts that hold every difference plus up to `context`
+// whole lines on each side; both start at line `first_line` (0-based).
+struct Window {
+  std::string_view old_part, new_part;
+  size_t first_line = 0;
+};
+
+Window changed_window(std::string_view old_text, std::string_view new_text, size_t context) {
+  const size_t limit = std::min(old_text.size(), new_text.size());
+  size_t prefix = 0;
+  while (prefix < limit && old_text[prefix] == new_text[prefix]) ++prefix;
+  while (prefix > 0 && !is_line_start(old_text, prefix)) --prefix;
+  size_t suffix = 0;
+  while (suffix < limit - prefix &&
+         old_text[old_text.size() - 1 - suffix] == new_text[new_text.size() - 1 - suffix]) {
+    ++suffix;
+  }
+  while (suffix > 0 && !(is_line_start(old_text, old_text.size() - suffix) &&
+                         is_line_start(new_text, new_text.size() - suffix))) {
+    --suffix;
+  }
+  // Widen by `context` lines; the widened parts are common to both texts.
+  size_t begin = prefix;
+  for (size_t k = 0; k < context && begin > 0; ++k) {
+    size_t nl = begin >= 2 ? old_text.rfind('\n', begin - 2) : std::string_view::npos;
+    begin = nl == std::string_view::npos ? 0 : nl + 1;
+  }
+  size_t old_end = old_text.size() - suffix;
+  for (size_t k = 0; k < context && old_end < old_text.size(); ++k) {
+    size_t nl = old_text.find('\n', old_end);
+    old_end = nl == std::string_view::npos ? old_text.size() : nl + 1;
+  }
+  size_t widened = old_end - (old_text.size() - suffix);
+  size_t new_end = new_text.size() - suffix + widened;
+  Window w;
+  w.old_part = old_text.substr(begin, old_end - begin);
+  w.new_part = new_text.substr(begin, new_end - begin);
+  w.first_line = static_cast<size_t>(std::count(old_text.begin(), old_text.begin() + begin, '\n'));
+  return w;
+}
+
 }  // namespace
 
 std::string Hunk::header() const {
@@ -115,8 +158,11 @@ FilePatch make_file_patch(std::string_view old_text, std::string_view new_text,
     patch.new_path = options.new_label;
   }
   if (old_text == new_text) return patch;
-  auto old_lines = split_lines_keep_ends(old_text);
-  auto new_lines = split_lines_keep_ends(new_text);
+  // Only the changed middle plus `context` lines around it is split into
+  // lines; the common start and end are skipped with byte compares.
+  Window window = changed_window(old_text, new_text, options.context);
+  auto old_lines = split_lines_keep_ends(window.old_part);
+  auto new_lines = split_lines_keep_ends(window.new_part);
   // Common leading and trailing lines are compared by bytes and left out of
   // the diff proper, so a big file with a small edit costs about one pass.
   size_t prefix = 0;
@@ -164,8 +210,8 @@ FilePatch make_file_patch(std::string_view old_text, std::string_view new_text,
     for (size_t k = 0; k < trail; ++k, ++o, ++n) hunk.lines.push_back(make_line(' ', old_lines[o]));
     hunk.old_count = o - old_from;
     hunk.new_count = n - new_from;
-    hunk.old_start = hunk.old_count ? old_from + 1 : old_from;
-    hunk.new_start = hunk.new_count ? new_from + 1 : new_from;
+    hunk.old_start = window.first_line + (hunk.old_count ? old_from + 1 : old_from);
+    hunk.new_start = window.first_line + (hunk.new_count ? new_from + 1 : new_from);
     patch.hunks.push_back(std::move(hunk));
     i = j + 1;
   }

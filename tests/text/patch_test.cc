@@ -176,9 +176,14 @@ RC_GTEST_PROP(PatchProperty, MakeThenApplyGivesNewText, ()) {
   RC_ASSERT(files.ok());
   RC_ASSERT(files->size() == 1u);
   RC_ASSERT(format_file_patch((*files)[0]) == diff);
-  auto result = apply_patch(old_text, (*files)[0]);
-  RC_ASSERT(result.ok());
-  RC_ASSERT(*result == new_text);
+  PatchPlan plan = plan_patch(old_text, (*files)[0]);
+  RC_ASSERT(plan.ok);
+  RC_ASSERT(plan.new_text == new_text);
+  for (const HunkReport& h : plan.hunks) {
+    RC_ASSERT(h.offset == 0);  // the header's line numbers are exact
+    RC_ASSERT(h.fuzz == 0u);
+    RC_ASSERT(!h.whitespace);
+  }
 }
 
 RC_GTEST_PROP(PatchProperty, DriftedPatchStillApplies, ()) {
