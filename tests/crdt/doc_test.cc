@@ -397,3 +397,34 @@ TEST(DocTest, ContainerIdsAndValues) {
 
 }  // namespace
 }  // namespace weft::crdt
+
+namespace weft::crdt {
+namespace {
+
+TEST(DocTest, ForkKeepsAuthorsAndSyncs) {
+  Doc a(10), b(20);
+  ASSERT_TRUE(a.get_text("t").insert(0, "ab").ok());
+  ASSERT_TRUE(a.commit().ok());
+  ASSERT_TRUE(b.import(a.export_json_updates()).ok());
+  ASSERT_TRUE(b.get_text("t").insert(2, "c").ok());
+  ASSERT_TRUE(b.commit().ok());
+  Doc f = b.fork();
+  EXPECT_EQ(f.oplog_version(), b.oplog_version());
+  EXPECT_EQ(f.oplog_frontiers(), b.oplog_frontiers());
+  auto g = b.fork_at(Frontiers({ID{10, 1}}));
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->oplog_version(), VersionVector({{10, 2}}));
+  ASSERT_TRUE(f.get_text("t").insert(0, "F").ok());
+  ASSERT_TRUE(f.commit().ok());
+  EXPECT_EQ(f.oplog_version().get(f.peer_id()), 1);
+  ASSERT_TRUE(a.import(f.export_json_updates(a.oplog_version())).ok());
+  EXPECT_EQ(a.get_text("t").to_string(), "Fabc");
+  ASSERT_TRUE(g->get_text("t").insert(2, "G").ok());
+  ASSERT_TRUE(g->commit().ok());
+  ASSERT_TRUE(a.import(g->export_updates(a.oplog_version())).ok());
+  ASSERT_TRUE(b.import(a.export_updates(b.oplog_version())).ok());
+  EXPECT_EQ(a.to_json_string(), b.to_json_string());
+}
+
+}  // namespace
+}  // namespace weft::crdt
