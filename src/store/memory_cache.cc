@@ -92,6 +92,14 @@ Result<std::shared_ptr<doc::StructuredDocument>> MemoryCache::get(std::string_vi
   return doc;
 }
 
+Result<std::pair<std::shared_ptr<doc::StructuredDocument>, crdt::Subscription>>
+MemoryCache::get_with_subscription(std::string_view agent_id, std::string_view label,
+                                   crdt::EventCallback callback) {
+  WEFT_ASSIGN_OR_RETURN(auto doc, get(agent_id, label));
+  crdt::Subscription sub = doc->subscribe_root(std::move(callback));
+  return std::make_pair(std::move(doc), std::move(sub));
+}
+
 Result<std::shared_ptr<MemoryCache::Entry>> MemoryCache::load_entry(std::string_view agent_id,
                                                                     std::string_view label) {
   WEFT_ASSIGN_OR_RETURN(BlockInfo info, store_->get_block(agent_id, label));

@@ -64,6 +64,19 @@ TEST_F(MemoryCacheTest, CreateGetPersistReload) {
   EXPECT_EQ(cache_->stats().hits, 1u);
 }
 
+TEST_F(MemoryCacheTest, GetWithSubscriptionSeesEdits) {
+  create("ada", "watched");
+  std::vector<std::string> messages;
+  auto got = cache_->get_with_subscription("ada", "watched", [&](const crdt::DocEvent& e) {
+    messages.push_back(e.message.value_or(""));
+  });
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_TRUE(got->first->append_text("x").ok());
+  got->second.unsubscribe();
+  ASSERT_TRUE(got->first->append_text("y").ok());
+  EXPECT_EQ(messages, std::vector<std::string>{"agent:ada:append_text"});
+}
+
 TEST_F(MemoryCacheTest, InitialTextAndSchemaSurviveReload) {
   CreateBlockRequest r;
   r.agent_id = "ada";

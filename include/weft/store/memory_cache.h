@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "weft/base/status.h"
@@ -80,6 +81,11 @@ class MemoryCache {
   // skipped and recorded in problems().
   Result<std::shared_ptr<doc::StructuredDocument>> get(std::string_view agent_id,
                                                        std::string_view label);
+  // get() plus a subscription to every change of the block (seed 002's
+  // get_with_subscription); keep the Subscription alive as long as needed.
+  Result<std::pair<std::shared_ptr<doc::StructuredDocument>, crdt::Subscription>>
+  get_with_subscription(std::string_view agent_id, std::string_view label,
+                        crdt::EventCallback callback);
   // Creates, persists and caches a block. Errors: kAlreadyExists;
   // kInvalidArgument (bad schema, metadata, or initial_text for a non-Text
   // schema).
