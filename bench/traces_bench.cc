@@ -92,7 +92,10 @@ std::string replay_floor(const Trace& trace) {
 // appears), then its update is merged into `merged`.
 class HistoryBuilder {
  public:
-  explicit HistoryBuilder(const Trace& trace) : trace_(trace) {}
+  explicit HistoryBuilder(const Trace& trace) : trace_(trace) {
+    const char* env = std::getenv("WEFT_TRACES_BUILD_BUDGET_S");
+    if (env && *env) budget_ms_ = 1000.0 * std::atof(env);
+  }
 
   // True when fork_at gave a wrong version and catch-up imports were used.
   bool fork_broken() const { return fork_broken_; }
@@ -101,13 +104,21 @@ class HistoryBuilder {
     crdt::Doc merged(kMergedPeer);
     blobs_.resize(trace_.txns.size());
     frontiers_.resize(trace_.txns.size());
+    const auto start = Clock::now();
     for (size_t i = 0; i < trace_.txns.size(); ++i) {
+      if (ms_since(start) > budget_ms_) {
+        return deadline_exceeded("building the history took over " +
+                                 std::to_string(static_cast<long>(budget_ms_ / 1000)) +
+                                 " s (WEFT_TRACES_BUILD_BUDGET_S); stopped at txn " +
+                                 std::to_string(i) + " of " + std::to_string(trace_.txns.size()));
+      }
       const Txn& txn = trace_.txns[i];
       crdt::Frontiers parents = parent_frontiers(txn);
       WEFT_ASSIGN_OR_RETURN(crdt::Doc * author, author_at(merged, txn, parents));
       crdt::VersionVector before = author->oplog_version();
       crdt::TextRef text = author->get_text("text");
-      WEFT_RETURN_IF_ERROR(apply_patches(text, txn.patches).with_context("txn " + std::to_string(i)));
+      WEFT_RETURN_IF_ERROR(
+          apply_patches(text, txn.patches).with_context("txn " + std::to_string(i)));
       WEFT_RETURN_IF_ERROR(author->commit());
       frontiers_[i] = author->oplog_frontiers();
       blobs_[i] = author->export_updates(before);
@@ -176,6 +187,7 @@ class HistoryBuilder {
   using Counter = crdt::Counter;
   const Trace& trace_;
   bool fork_broken_ = false;
+  double budget_ms_ = 180'000;  // history construction is setup, not a measured figure
   std::vector<std::string> blobs_;
   std::vector<crdt::Frontiers> frontiers_;
   std::map<uint32_t, crdt::Doc> docs_;
@@ -219,7 +231,10 @@ Json bench_trace(const Trace& trace, int reps) {
     row["weft_ms"] = best_of(reps, [&] {
       kept.reset();
       auto doc = replay_local(trace);
-      if (doc.ok()) kept.emplace(std::move(*doc)); else status = doc.status();
+      if (doc.ok())
+        kept.emplace(std::move(*doc));
+      else
+        status = doc.status();
     });
     if (kept) {
       row["live_bytes"] = static_cast<long>(heap_in_use()) - static_cast<long>(heap_before);
@@ -285,28 +300,33 @@ int main(int argc, char** argv) {
   std::string only;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--dir" && i + 1 < argc) dir = argv[++i];
-    else if (arg == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
-    else if (arg == "--only" && i + 1 < argc) only = argv[++i];
-    else if (arg == "--json") continue;  // output is always JSON lines
+    if (arg == "--dir" && i + 1 < argc)
+      dir = argv[++i];
+    else if (arg == "--reps" && i + 1 < argc)
+      reps = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--only" && i + 1 < argc)
+      only = argv[++i];
+    else if (arg == "--json")
+      continue;  // output is always JSON lines
     else {
       std::fprintf(stderr, "usage: weft_traces_bench [--dir DIR] [--reps N] [--only NAME]\n");
       return 2;
     }
   }
   if (!dir || !std::filesystem::is_directory(*dir)) {
-    std::printf("{\"skipped\":\"trace directory %s is absent (set WEFT_SHARED_DIR or run from the "
-                "repository root beside ../shared)\"}\n",
-                dir ? dir->c_str() : "?");
+    std::printf(
+        "{\"skipped\":\"trace directory %s is absent (set WEFT_SHARED_DIR or run from the "
+        "repository root beside ../shared)\"}\n",
+        dir ? dir->c_str() : "?");
     return 0;
   }
   for (const auto& path : find_traces(*dir)) {
     auto trace = load_trace(path);
     if (!trace.ok()) {
-      std::printf("%s\n", nlohmann::json{{"trace", path.string()},
-                                         {"error", trace.status().to_string()}}
-                              .dump()
-                              .c_str());
+      std::printf("%s\n",
+                  nlohmann::json{{"trace", path.string()}, {"error", trace.status().to_string()}}
+                      .dump()
+                      .c_str());
       continue;
     }
     if (!only.empty() && trace->name != only) continue;

@@ -16,6 +16,8 @@ import { LoroDoc } from 'loro-crdt';
 import dtPkg from 'diamond-types-node';
 
 const { Doc: DtDoc, OpLog: DtOpLog } = dtPkg;
+// History construction is setup, not a figure; give up on it past this budget.
+const BUILD_BUDGET_MS = 1000 * Number(process.env.WEFT_TRACES_BUILD_BUDGET_S ?? 180);
 
 function parseArgs() {
   const args = { dir: null, reps: 3, only: null };
@@ -118,7 +120,11 @@ function loroBuildHistory(txns) {
   const blobs = [];
   const frontiers = [];
   const byStart = new Map(); // peer -> [[startCounter, txnIndex]] in counter order
+  const t0 = performance.now();
   txns.forEach((txn, i) => {
+    if (performance.now() - t0 > BUILD_BUDGET_MS) {
+      throw new Error(`building the history took over ${BUILD_BUDGET_MS / 1000} s; stopped at txn ${i}`);
+    }
     const peer = String(txn.agent + 1);
     const parents = (txn.parents ?? []).flatMap((p) => frontiers[p]);
     let doc = docs.get(txn.agent);
