@@ -53,6 +53,11 @@ Result<TimePoint> parse_time(std::string_view text) {
                   &consumed) != 6) {
     return invalid_argument("time '" + s + "' is not ISO-8601 (YYYY-MM-DDTHH:MM:SS[.ffffff]Z)");
   }
+  // system_clock counts nanoseconds in 64 bits: years past 2262 would overflow.
+  if (year < 1970 || year > 2200 || mon < 1 || mon > 12 || day < 1 || day > 31 || hour < 0 ||
+      hour > 23 || min < 0 || min > 59 || sec < 0 || sec > 60) {
+    return invalid_argument("time '" + s + "' is out of range (years 1970-2200)");
+  }
   int64_t micros = 0;
   size_t i = static_cast<size_t>(consumed);
   if (i < s.size() && s[i] == '.') {

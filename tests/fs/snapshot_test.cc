@@ -138,6 +138,9 @@ TEST(SnapshotRecord, JsonRoundTrip) {
   EXPECT_EQ(snapshot_from_json("{\"snapshot_id\":1}").status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(snapshot_from_json("not json").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(parse_time("4052-01-01T00:15:00Z").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(parse_time("2026-13-01T00:00:00Z").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(parse_time("2026-11-26T01:02:03+02:00").status().code(), StatusCode::kInvalidArgument);
 }
 
 // --- git store guarantees (Host) -----------------------------------------------
