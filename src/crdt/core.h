@@ -200,6 +200,7 @@ class DocCore {
   Counter txn_len = 0;
   Frontiers txn_deps;
 
+  std::string import_origin;  // origin tag of the import in progress (for events)
   bool auto_commit = false;
   bool record_timestamp = false;
   int64_t merge_interval = 1000;

@@ -107,7 +107,6 @@ void Doc::set_record_timestamp(bool on) { core_->record_timestamp = on; }
 void Doc::set_change_merge_interval(int64_t seconds) { core_->merge_interval = seconds; }
 
 Result<ImportStatus> Doc::import(std::string_view data, std::string_view origin) {
-  (void)origin;
   WEFT_RETURN_IF_ERROR(core_->commit({}));
   std::vector<detail::Change> changes;
   if (detail::is_weft_binary(data)) {
@@ -115,7 +114,10 @@ Result<ImportStatus> Doc::import(std::string_view data, std::string_view origin)
   } else {
     WEFT_ASSIGN_OR_RETURN(changes, core_->decode_json(data));
   }
-  return core_->import_changes(std::move(changes));
+  core_->import_origin = std::string(origin);
+  auto result = core_->import_changes(std::move(changes));
+  core_->import_origin.clear();
+  return result;
 }
 
 std::string Doc::export_json_updates(const VersionVector& from, bool peer_compression) const {

@@ -102,7 +102,8 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
     pending.push_back(std::move(cands[i]));
   }
   if (!detached) state_frontiers = oplog_frontiers;
-  if (apply_state && gathering) end_events(EventTrigger::kImport, "", std::nullopt, from);
+  if (apply_state && gathering)
+    end_events(EventTrigger::kImport, import_origin, std::nullopt, from);
   return status;
 }
 

@@ -428,3 +428,36 @@ TEST(DocTest, ForkKeepsAuthorsAndSyncs) {
 
 }  // namespace
 }  // namespace weft::crdt
+
+namespace weft::crdt {
+namespace {
+
+TEST(DocTest, UpdateOnLargeTextWritesFewOps) {
+  std::string big;
+  for (int i = 0; i < 20000; ++i) big += "line " + std::to_string(i) + " of a large file\n";
+  Doc d(1);
+  TextRef t = d.get_text("f");
+  ASSERT_TRUE(t.insert(0, big).ok());
+  ASSERT_TRUE(d.commit().ok());
+  std::string edited = big;
+  edited.replace(edited.find("line 100 "), 8, "LINE 100");
+  edited += "tail\n";
+  size_t before = d.op_count();
+  ASSERT_TRUE(t.update(edited).ok());
+  ASSERT_TRUE(d.commit().ok());
+  EXPECT_EQ(t.to_string(), edited);
+  EXPECT_LT(d.op_count() - before, 40u);
+}
+
+TEST(DocTest, ImportOriginReachesEvents) {
+  Doc a(1), b(2);
+  ASSERT_TRUE(a.get_text("t").insert(0, "x").ok());
+  ASSERT_TRUE(a.commit().ok());
+  std::string origin;
+  auto sub = b.subscribe_root([&](const DocEvent& e) { origin = e.origin; });
+  ASSERT_TRUE(b.import(a.export_updates(), "sync").ok());
+  EXPECT_EQ(origin, "sync");
+}
+
+}  // namespace
+}  // namespace weft::crdt
