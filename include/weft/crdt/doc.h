@@ -95,10 +95,13 @@ class Doc {
   void set_change_merge_interval(int64_t seconds);
 
   // ---- import / export
-  // Imports Loro JSON updates or weft binary updates/snapshot (by content).
-  // Atomic: on error the doc is exactly as before. Errors: kInvalidArgument /
-  // kDataLoss for malformed or corrupt input, kUnimplemented for MovableList
-  // or Tree ops, kFailedPrecondition while detached.
+  // Imports Loro JSON updates or weft binary updates/snapshot (by content);
+  // `origin` is passed to the events it fires. Commits the open transaction
+  // first. Atomic: on error the doc is exactly as before. While detached the
+  // history grows but the visible state stays where it was. Errors:
+  // kInvalidArgument / kDataLoss for malformed or corrupt input (kOutOfRange
+  // for a position past the end of its version), kUnimplemented for
+  // MovableList or Tree ops.
   Result<ImportStatus> import(std::string_view data, std::string_view origin = "");
   // Loro JSON updates (schema_version 1) with every op not in `from`.
   std::string export_json_updates(const VersionVector& from = {},
