@@ -1,0 +1,168 @@
+// Runs the `weft` executable as a user or an external checker would, in the
+// exact command forms the README documents, and checks output and exit codes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "support/test_support.h"
+
+namespace {
+
+struct CliRun {
+  int exit_code;
+  std::string out;  // stdout only; stderr goes to the test log
+};
+
+std::string quote(const std::string& arg) {
+  std::string q = "'";
+  for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+CliRun weft(const std::string& args, const std::filesystem::path& cwd) {
+  std::string command = "cd " + quote(cwd.string()) + " && " + quote(WEFT_BIN) + " " + args;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return {-1, ""};
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+void write_file(const std::filesystem::path& path, const std::string& content) {
+  std::ofstream(path, std::ios::binary) << content;
+}
+
+// One change by peer 1 inserting "a" into root text "text".
+const char* kUpdate =
+    R"({"schema_version":1,"start_version":{},"peers":["1"],"changes":[{"id":"0@0",)"
+    R"("timestamp":0,"deps":[],"lamport":0,"msg":null,"ops":[{"container":)"
+    R"("cid:root-text:Text","content":{"type":"insert","pos":0,"text":"a"},"counter":0}]}]})";
+
+// Peer 2 appends "b" after seeing peer 1's op.
+const char* kUpdate2 =
+    R"({"schema_version":1,"start_version":{},"peers":["2","1"],"changes":[{"id":"0@0",)"
+    R"("timestamp":0,"deps":["0@1"],"lamport":1,"msg":"second","ops":[{"container":)"
+    R"("cid:root-text:Text","content":{"type":"insert","pos":1,"text":"b"},"counter":0}]}]})";
+
+class CliTest : public ::testing::Test {
+ protected:
+  weft::testing::TempDir dir_;
+  const std::filesystem::path& dir() { return dir_.path(); }
+};
+
+TEST_F(CliTest, HelpAndVersion) {
+  CliRun help = weft("--help", dir());
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* command : {"serve", "mcp", "fs", "block", "loro", "doc"}) {
+    EXPECT_NE(help.out.find(command), std::string::npos) << command;
+  }
+  EXPECT_NE(help.out.find("Exit codes"), std::string::npos);
+  EXPECT_EQ(weft("version", dir()).exit_code, 0);
+  EXPECT_EQ(weft("no-such-command", dir()).exit_code, 2);
+}
+
+TEST_F(CliTest, LoroMergePrintsValueAndVersion) {
+  write_file(dir() / "u1.json", kUpdate);
+  write_file(dir() / "u2.json", kUpdate2);
+  CliRun plain = weft("loro merge u1.json u2.json", dir());
+  EXPECT_EQ(plain.exit_code, 0);
+  EXPECT_EQ(plain.out, "{\"text\":\"ab\"}\n");
+  CliRun each = weft("loro merge --each u1.json u2.json", dir());
+  EXPECT_EQ(each.out, "{\"text\":\"a\"}\n{\"text\":\"ab\"}\n");
+  CliRun versioned = weft("loro merge --with-version u1.json u2.json", dir());
+  EXPECT_EQ(versioned.out, "{\"value\":{\"text\":\"ab\"},\"version\":{\"1\":1,\"2\":1}}\n");
+}
+
+TEST_F(CliTest, LoroMergeWaitsForMissingDependencies) {
+  write_file(dir() / "u1.json", kUpdate);
+  write_file(dir() / "u2.json", kUpdate2);
+  // The second change arrives first and waits for its dependency.
+  EXPECT_EQ(weft("loro merge u2.json u1.json", dir()).out, "{\"text\":\"ab\"}\n");
+}
+
+TEST_F(CliTest, LoroExportRoundTrips) {
+  write_file(dir() / "u1.json", kUpdate);
+  write_file(dir() / "u2.json", kUpdate2);
+  ASSERT_EQ(weft("loro export u1.json u2.json --out all.json", dir()).exit_code, 0);
+  auto exported = nlohmann::json::parse(weft::testing::read_file(dir() / "all.json"));
+  EXPECT_EQ(exported["schema_version"], 1);
+  EXPECT_EQ(weft("loro merge all.json", dir()).out, "{\"text\":\"ab\"}\n");
+}
+
+TEST_F(CliTest, DocExportAndInfo) {
+  write_file(dir() / "u1.json", kUpdate);
+  write_file(dir() / "u2.json", kUpdate2);
+  for (const char* mode : {"snapshot", "updates"}) {
+    std::string out = std::string("doc.") + mode;
+    ASSERT_EQ(weft("doc export u1.json u2.json --out " + out + " --mode " + mode, dir()).exit_code,
+              0);
+    // Binary files are detected by content wherever a FILE is taken.
+    EXPECT_EQ(weft("loro merge " + out, dir()).out, "{\"text\":\"ab\"}\n") << mode;
+    CliRun info = weft("doc info " + out, dir());
+    EXPECT_EQ(info.exit_code, 0);
+    auto parsed = nlohmann::json::parse(info.out, nullptr, false);
+    ASSERT_FALSE(parsed.is_discarded()) << info.out;
+    EXPECT_EQ(parsed["version"], nlohmann::json({{"1", 1}, {"2", 1}}));
+  }
+}
+
+TEST_F(CliTest, BadInputGetsAnErrorExitCode) {
+  write_file(dir() / "garbage.json", "{not json");
+  write_file(dir() / "random.bin", std::string("\x00\x01\xff\xfe garbage", 12));
+  EXPECT_EQ(weft("loro merge garbage.json", dir()).exit_code, 5);
+  EXPECT_EQ(weft("loro merge random.bin", dir()).exit_code, 5);
+  EXPECT_EQ(weft("doc info random.bin", dir()).exit_code, 5);
+  EXPECT_EQ(weft("loro merge missing.json", dir()).exit_code, 3);
+}
+
+TEST_F(CliTest, FsWriteReadSnapshotRestore) {
+  std::filesystem::create_directory(dir() / "ws");
+  std::string common = " --root ws --git-dir " + quote((dir() / "snapshots.git").string());
+  ASSERT_EQ(weft("fs write" + common + " a.txt --content hello", dir()).exit_code, 0);
+  CliRun read = weft("fs read" + common + " a.txt --json", dir());
+  ASSERT_EQ(read.exit_code, 0);
+  auto parsed = nlohmann::json::parse(read.out);
+  EXPECT_EQ(parsed["content"], "hello");
+  EXPECT_EQ(parsed["total_lines"], 1);
+  CliRun snap = weft("fs snapshot" + common + " --tag first --json", dir());
+  ASSERT_EQ(snap.exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(snap.out)["tag"], "first");
+  ASSERT_EQ(weft("fs write" + common + " a.txt --mode overwrite --content bye", dir()).exit_code,
+            0);
+  ASSERT_EQ(weft("fs write" + common + " b.txt --content new", dir()).exit_code, 0);
+  ASSERT_EQ(weft("fs restore" + common + " first", dir()).exit_code, 0);
+  EXPECT_EQ(weft::testing::read_file(dir() / "ws" / "a.txt"), "hello");
+  EXPECT_FALSE(std::filesystem::exists(dir() / "ws" / "b.txt"));
+}
+
+TEST_F(CliTest, FsRefusesPathsOutsideTheRoot) {
+  std::filesystem::create_directory(dir() / "ws");
+  write_file(dir() / "secret.txt", "secret");
+  EXPECT_EQ(weft("fs read --root ws ../secret.txt", dir()).exit_code, 4);
+  EXPECT_EQ(weft("fs write --root ws ../evil.txt --content x", dir()).exit_code, 4);
+  EXPECT_FALSE(std::filesystem::exists(dir() / "evil.txt"));
+  EXPECT_EQ(weft("fs read --root ws nothing.txt", dir()).exit_code, 3);
+}
+
+TEST_F(CliTest, BlockCreateListRender) {
+  ASSERT_EQ(weft("block create --db b.db alice notes --text 'hi there'", dir()).exit_code, 0);
+  CliRun ls = weft("block ls --db b.db --json", dir());
+  ASSERT_EQ(ls.exit_code, 0);
+  EXPECT_NE(ls.out.find("notes"), std::string::npos);
+  CliRun render = weft("block render --db b.db alice notes", dir());
+  EXPECT_EQ(render.exit_code, 0);
+  EXPECT_NE(render.out.find("hi there"), std::string::npos);
+  EXPECT_EQ(weft("block show --db b.db alice nothere", dir()).exit_code, 3);
+  EXPECT_EQ(
+      weft("block create --db b.db alice bad --schema '{\"kind\":\"nope\"}'", dir()).exit_code, 2);
+}
+
+}  // namespace
