@@ -64,12 +64,7 @@ class PathAndTreeTests(abc.ABC):
         assert [m.path for m in fs.glob("**/*")] == ["d", "d/f.txt"]
 
     # Copying the root ("." or a path that normalises to it) must be refused.
-    # Host backends currently run away on it: see test_host.py::test_copy_of_root_is_refused.
-    copy_root_runs_away = False
-
     def test_copy_of_root_is_refused(self, fs):
-        if self.copy_root_runs_away:
-            pytest.skip("known fs-layer bug on this backend; guarded test in test_host.py")
         fs.write("sub/f.txt", "x")
         with pytest.raises(PermissionError):
             fs.copy(".", "sub/copy")

@@ -26,7 +26,6 @@ def make_workspace(tmp_path, **kwargs):
 
 
 class TestSandboxProtocol(FilesystemProtocolTests):
-    copy_root_runs_away = True  # the overlay is a HostFilesystem: see test_host.py
 
     def make_filesystem(self, tmp_path):
         return make_workspace(tmp_path).filesystem
