@@ -310,12 +310,7 @@ std::vector<DiffRun> diff_lines(std::string_view old_text, std::string_view new_
   return diff_items(old_ids, new_ids, options);
 }
 
-std::vector<TextReplacement> diff_text(std::string_view old_text, std::string_view new_text,
-                                       const TextDiffOptions& options) {
-  std::vector<TextReplacement> out;
-  if (old_text == new_text) return out;
-  // Trim whole common lines at both ends with byte compares: the usual
-  // "few lines changed in a big file" case never splits the big parts.
+CommonLines common_line_affixes(std::string_view old_text, std::string_view new_text) {
   size_t limit = std::min(old_text.size(), new_text.size());
   size_t prefix = 0;
   while (prefix < limit && old_text[prefix] == new_text[prefix]) ++prefix;
@@ -329,6 +324,16 @@ std::vector<TextReplacement> diff_text(std::string_view old_text, std::string_vi
                          is_line_start(new_text, new_text.size() - suffix))) {
     --suffix;
   }
+  return {prefix, suffix};
+}
+
+std::vector<TextReplacement> diff_text(std::string_view old_text, std::string_view new_text,
+                                       const TextDiffOptions& options) {
+  std::vector<TextReplacement> out;
+  if (old_text == new_text) return out;
+  // Trim whole common lines at both ends with byte compares: the usual
+  // "few lines changed in a big file" case never splits the big parts.
+  auto [prefix, suffix] = common_line_affixes(old_text, new_text);
   std::string_view old_mid = old_text.substr(prefix, old_text.size() - prefix - suffix);
   std::string_view new_mid = new_text.substr(prefix, new_text.size() - prefix - suffix);
 

@@ -89,8 +89,6 @@ std::string header_path(const std::string& path) {
   return out + "\"";
 }
 
-bool is_line_start(std::string_view text, size_t pos) { return pos == 0 || text[pos - 1] == '\n'; }
-
 // The parts of two texts that hold every difference plus up to `context`
 // whole lines on each side; both start at line `first_line` (0-based).
 struct Window {
@@ -99,19 +97,7 @@ struct Window {
 };
 
 Window changed_window(std::string_view old_text, std::string_view new_text, size_t context) {
-  const size_t limit = std::min(old_text.size(), new_text.size());
-  size_t prefix = 0;
-  while (prefix < limit && old_text[prefix] == new_text[prefix]) ++prefix;
-  while (prefix > 0 && !is_line_start(old_text, prefix)) --prefix;
-  size_t suffix = 0;
-  while (suffix < limit - prefix &&
-         old_text[old_text.size() - 1 - suffix] == new_text[new_text.size() - 1 - suffix]) {
-    ++suffix;
-  }
-  while (suffix > 0 && !(is_line_start(old_text, old_text.size() - suffix) &&
-                         is_line_start(new_text, new_text.size() - suffix))) {
-    --suffix;
-  }
+  auto [prefix, suffix] = common_line_affixes(old_text, new_text);
   // Widen by `context` lines; the widened parts are common to both texts.
   size_t begin = prefix;
   for (size_t k = 0; k < context && begin > 0; ++k) {

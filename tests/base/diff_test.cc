@@ -200,3 +200,23 @@ RC_GTEST_PROP(DiffProperty, TextDiffRoundTrips, ()) {
 
 }  // namespace
 }  // namespace weft
+
+namespace weft {
+namespace {
+
+TEST(CommonLineAffixesTest, StopsAtLineBoundariesAndNeverOverlaps) {
+  CommonLines same_start = common_line_affixes("a\nb\nc\n", "a\nX\nc\n");
+  EXPECT_EQ(same_start.prefix_bytes, 2u);  // "a\n"
+  EXPECT_EQ(same_start.suffix_bytes, 2u);  // "c\n"
+  // A shared partial line is not part of the prefix.
+  EXPECT_EQ(common_line_affixes("abc\n", "abd\n").prefix_bytes, 0u);
+  // Repeated lines: prefix and suffix together never exceed the shorter text.
+  CommonLines repeated = common_line_affixes("x\nx\n", "x\nx\nx\n");
+  EXPECT_LE(repeated.prefix_bytes + repeated.suffix_bytes, 4u);
+  EXPECT_EQ(repeated.prefix_bytes, 4u);
+  CommonLines identical = common_line_affixes("q\n", "q\n");
+  EXPECT_EQ(identical.prefix_bytes + identical.suffix_bytes, 2u);
+}
+
+}  // namespace
+}  // namespace weft

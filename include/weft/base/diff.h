@@ -90,6 +90,15 @@ struct TextDiffOptions {
   size_t max_refine_bytes = 64 * 1024;
 };
 
+// The longest common prefix and suffix of two texts made of whole lines
+// (each ends just after a '\n' or at a text's start/end) that do not overlap
+// in either text. Lets a line diff skip the unchanged parts of big files.
+struct CommonLines {
+  size_t prefix_bytes = 0;
+  size_t suffix_bytes = 0;
+};
+CommonLines common_line_affixes(std::string_view old_text, std::string_view new_text);
+
 // A small list of replacements turning `old_text` into `new_text`: a line
 // diff first, then a character diff inside each changed region. The
 // replacements are sorted, do not overlap, and applying them all (to the old
