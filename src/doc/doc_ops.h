@@ -11,6 +11,10 @@
 
 namespace weft::doc {
 
+// The container a non-composite schema's content lives in: Text "content",
+// Map "root", List "items", Log "entries"; "" for Composite (sections name theirs).
+std::string default_key(const BlockSchema& schema);
+
 // Where an operation lands.
 struct Target {
   std::string key;                      // container name ("content", "root", a section...)

@@ -109,21 +109,9 @@ size_t StructuredDocument::content_chars() const {
     for (const auto& s : c->sections) n += DocOps::chars_of(*this, s.name, *s.schema);
     return n;
   }
-  std::string key;
-  switch (options_.schema.kind()) {
-    case SchemaKind::kText:
-      key = "content";
-      break;
-    case SchemaKind::kMap:
-      key = "root";
-      break;
-    case SchemaKind::kList:
-      key = "items";
-      break;
-    default:
-      return 0;
-  }
-  return DocOps::chars_of(*this, key, options_.schema);
+  // Log entries do not count toward the char limit (a growing log would block every write).
+  if (options_.schema.kind() == SchemaKind::kLog) return 0;
+  return DocOps::chars_of(*this, default_key(options_.schema), options_.schema);
 }
 
 std::string StructuredDocument::render() const {
@@ -139,24 +127,7 @@ std::string StructuredDocument::render() const {
     }
     return out;
   }
-  std::string key;
-  switch (options_.schema.kind()) {
-    case SchemaKind::kText:
-      key = "content";
-      break;
-    case SchemaKind::kMap:
-      key = "root";
-      break;
-    case SchemaKind::kList:
-      key = "items";
-      break;
-    case SchemaKind::kLog:
-      key = "entries";
-      break;
-    case SchemaKind::kComposite:
-      break;
-  }
-  render_body(*this, key, options_.schema, out);
+  render_body(*this, default_key(options_.schema), options_.schema, out);
   return out;
 }
 

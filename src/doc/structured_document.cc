@@ -10,8 +10,6 @@
 
 namespace weft::doc {
 
-namespace {
-
 std::string default_key(const BlockSchema& schema) {
   switch (schema.kind()) {
     case SchemaKind::kText:
@@ -27,6 +25,8 @@ std::string default_key(const BlockSchema& schema) {
   }
   return "";
 }
+
+namespace {
 
 std::string section_names(const BlockSchema& schema) {
   std::string out;
