@@ -1,7 +1,8 @@
 // Block store benchmark (`scripts/bench.sh store --json`): prints one JSON
 // object per measurement.
 //   persist_one_char   MemoryCache::persist_block after a one-character edit (p50/p99 µs)
-//   load_100k_ops      cold get() of a block whose history holds 100,000 ops (p50 ms)
+//   load_100k_ops      cold get() of a block built by 1,000 edits of 100 characters (p50 ms)
+//   load_100k_edits    cold get() of a block built by 100,000 one-character edits (p50 ms)
 //   cache_hit          MemoryCache::get() of a cached block (ns per call)
 //   open_list_10k      BlockStore::open + list_blocks() over 10,000 blocks of 1 KB (p50 ms)
 // Durability mode: WAL, synchronous=NORMAL (the default).
@@ -82,26 +83,27 @@ void bench_persist(const fs::path& dir) {
         {"compactions", cache.stats().compactions}});
 }
 
-void bench_load(const fs::path& dir) {
-  fs::path db = dir / "load.db";
+// Builds block `label` in `db` by calling `edit(doc, rng, i)` for i in [0, edits), committing each
+// edit and persisting every `persist_every` edits (so the stored history is a compaction snapshot
+// plus later updates, as in use), then measures cold `MemoryCache::get` 15 times.
+template <typename Edit>
+void bench_load_case(const fs::path& db, const char* name, const char* label, int edits,
+                     int persist_every, Edit edit) {
   size_t ops = 0;
   {
     auto store = open_store(db);
     MemoryCache cache(store);
     weft::store::CreateBlockRequest r;
     r.agent_id = "ada";
-    r.label = "big";
+    r.label = label;
     auto doc = *cache.create_block(r);
     std::mt19937 rng(42);
-    // 1,000 edits of 100 characters at random places: 100,000 op units.
-    for (int i = 0; i < 1000; ++i) {
-      size_t len = doc->with_doc([](weft::crdt::Doc& d) { return d.get_text("content").len(); });
-      size_t at = len ? rng() % (len + 1) : 0;
-      std::string chunk(100, static_cast<char>('a' + i % 26));
-      doc->with_doc(
-          [&](weft::crdt::Doc& d) { check(d.get_text("content").insert(at, chunk), "insert"); });
+    for (int i = 0; i < edits; ++i) {
+      doc->with_doc([&](weft::crdt::Doc& d) { edit(d.get_text("content"), rng, i); });
       check(doc->commit_with_attribution("agent:ada:edit"), "commit");
-      check(cache.persist_block("ada", "big"), "persist");
+      if ((i + 1) % persist_every == 0 || i + 1 == edits) {
+        check(cache.persist_block("ada", label), "persist");
+      }
     }
     ops = doc->with_doc([](weft::crdt::Doc& d) { return d.op_count(); });
   }
@@ -111,20 +113,49 @@ void bench_load(const fs::path& dir) {
     auto store = open_store(db);
     MemoryCache cache(store);
     auto t0 = Clock::now();
-    auto d = cache.get("ada", "big");
+    auto d = cache.get("ada", label);
     auto t1 = Clock::now();
     check(d.status(), "get");
     chars = (*d)->content_chars();
     ms.push_back(micros(t0, t1) / 1000.0);
   }
-  auto stored = open_store(db)->load(open_store(db)->get_block("ada", "big")->id);
-  emit({{"bench", "load_100k_ops"},
+  auto store = open_store(db);
+  auto stored = store->load(store->get_block("ada", label)->id);
+  emit({{"bench", name},
+        {"edits", edits},
         {"ops", ops},
         {"chars", chars},
         {"stored_updates_after_snapshot", stored->updates.size()},
         {"snapshot_bytes", stored->snapshot ? stored->snapshot->data.size() : 0},
         {"p50_ms", percentile(ms, 0.5)},
         {"min_ms", percentile(ms, 0.0)}});
+}
+
+void bench_load(const fs::path& dir) {
+  // 1,000 edits of 100 characters at random places: 100,000 op units.
+  bench_load_case(dir / "load.db", "load_100k_ops", "big", 1000, 1,
+                  [](weft::crdt::TextRef text, std::mt19937& rng, int i) {
+                    size_t len = text.len();
+                    size_t at = len ? rng() % (len + 1) : 0;
+                    check(text.insert(at, std::string(100, static_cast<char>('a' + i % 26))),
+                          "insert");
+                  });
+  // 100,000 single-character edits: typing runs at random places, one in five a
+  // deletion, persisted every 100 edits.
+  bench_load_case(dir / "load_edits.db", "load_100k_edits", "typed", 100000, 100,
+                  [cursor = size_t{0}](weft::crdt::TextRef text, std::mt19937& rng, int i) mutable {
+                    size_t len = text.len();
+                    if (i % 50 == 0) cursor = len ? rng() % (len + 1) : 0;
+                    cursor = std::min(cursor, len);
+                    if (rng() % 5 == 0 && cursor > 0) {
+                      check(text.erase(cursor - 1, 1), "erase");
+                      --cursor;
+                    } else {
+                      check(text.insert(cursor, std::string(1, static_cast<char>('a' + i % 26))),
+                            "insert");
+                      ++cursor;
+                    }
+                  });
 }
 
 void bench_cache_hit(const fs::path& dir) {
