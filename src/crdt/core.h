@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "crdt/plain.h"
 #include "crdt/seq.h"
 #include "weft/crdt/doc.h"
 
@@ -84,12 +85,40 @@ struct MapEntry {
   std::optional<Value> value;  // nullopt = deleted
 };
 
+// The state of one container. A Text or List holds either its plain state
+// (`plain`, no tombstones, the common case) or, once an op needed it, its
+// Fugue tracker (`seq`, which then also serves reads); never both.
 struct ContainerState {
   ContainerType type = ContainerType::kMap;
-  std::unique_ptr<Seq> seq;        // Text / List
-  std::vector<Value> list_values;  // List: value of each element (by content index)
+  std::unique_ptr<PlainSeq> plain;  // Text / List until materialised
+  std::unique_ptr<Seq> seq;         // Text / List once materialised
+  std::vector<Value> list_values;   // List: value of each element (by content index)
   std::map<std::string, MapEntry> map;
   double counter = 0;
+
+  // Reads of a Text / List, from whichever of plain / seq is held.
+  size_t units() const { return seq ? seq->visible_units() : plain ? plain->visible_units() : 0; }
+  size_t utf16_len() const { return seq ? seq->utf16_len() : plain ? plain->utf16_len() : 0; }
+  size_t utf8_len() const { return seq ? seq->utf8_len() : plain ? plain->utf8_len() : 0; }
+  std::string text() const { return seq ? seq->to_utf8() : plain ? plain->to_utf8() : ""; }
+  std::vector<uint32_t> contents() const {
+    return seq     ? seq->visible_contents()
+           : plain ? plain->visible_contents()
+                   : std::vector<uint32_t>{};
+  }
+  // See Seq::locate (entity positions count style anchors, which only a Seq holds).
+  Result<Seq::Boundary> locate(size_t n, int kind) const {
+    if (seq) return seq->locate(n, kind);
+    if (plain) return plain->locate(n, kind);
+    if (n == 0) return Seq::Boundary{};
+    return out_of_range("position past the end of an empty sequence");
+  }
+  // See Seq::unit_runs. REQUIRES: seq, or plain with ids_known().
+  std::vector<Seq::Run> unit_runs(size_t from, size_t to) const {
+    return seq     ? seq->unit_runs(from, to)
+           : plain ? plain->unit_runs(from, to)
+                   : std::vector<Seq::Run>{};
+  }
 };
 
 // All container states of one version.
@@ -97,6 +126,7 @@ struct State {
   std::vector<std::unique_ptr<ContainerState>> containers;  // by container index
   DenseVv vv;
   int64_t vv_total = 0;
+  bool plain = true;  // new Text / List states start plain (false: straight to a Seq)
 };
 
 // What a local commit did, for the UndoManager: its ops, and for map ops the
@@ -149,8 +179,29 @@ class DocCore {
   // Applies the first `n` units of `op` by dense peer `peer`; `lamport` is the
   // lamport of its first unit; `vv` its version (nullptr: the whole state).
   Status apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport, Counter n, DenseVv* vv);
-  // Rebuilds a state holding exactly the ops in `vv`.
-  Result<std::unique_ptr<State>> build_state(const DenseVv& vv);
+  // apply_op for a container holding its plain state; REQUIRES: vv == nullptr
+  // and a positional op (insert or delete).
+  Status apply_plain(State& s, ContainerState& cs, const Op& op, uint32_t peer, Counter n);
+  static void advance_vv(State& s, uint32_t peer, Counter end) {
+    const int32_t before = s.vv.get(peer);
+    if (end > before) {
+      s.vv.set(peer, end);
+      s.vv_total += end - before;
+    }
+  }
+  // Rebuilds a state holding exactly the ops in `vv` (`plain`: see State::plain).
+  Result<std::unique_ptr<State>> build_state(const DenseVv& vv, bool plain = true);
+  // Gives every Text / List of `s` that holds a plain state its Fugue tracker,
+  // replayed from the op log (and the open transaction when `s` is the live
+  // state). REQUIRES: the op log holds the history up to s.vv.
+  Status materialize(State& s);
+  // For a snapshot's state section: sets the value of Text `container` in `s`
+  // without replay (ids unknown; the tracker is built from the op log when an
+  // edit needs it). REQUIRES: the op log already holds the history up to s.vv.
+  // Errors: kInvalidArgument (not a Text, bad UTF-8).
+  Status set_plain_text(State& s, uint32_t container, std::string_view utf8);
+  // Same for List `container` (values must not be containers created later).
+  Status set_plain_list(State& s, uint32_t container, std::vector<Value> values);
   Value container_value(const State& s, uint32_t idx, bool deep) const;
   Value doc_value(const State& s) const;
 
@@ -201,6 +252,8 @@ class DocCore {
   Frontiers txn_deps;
 
   std::string import_origin;  // origin tag of the import in progress (for events)
+  // False forces every Text / List straight to a Fugue Seq (tests compare both).
+  bool plain_enabled = true;
   bool auto_commit = false;
   bool record_timestamp = false;
   int64_t merge_interval = 1000;

@@ -66,8 +66,14 @@ bool holds_container(const Value& v) {
 
 // Deletes unicode units [from, to) of a text or list, right to left so that
 // each op's position is valid after the previous ones.
-Status delete_units(DocCore& core, uint32_t idx, detail::Seq& seq, size_t from, size_t to) {
-  auto runs = seq.unit_runs(from, to);
+Status delete_units(DocCore& core, uint32_t idx, size_t from, size_t to) {
+  detail::ContainerState* cs = &core.container_state(*core.state, idx);
+  if (cs->plain && !cs->plain->ids_known()) {
+    // Set from a snapshot's state section: the ids come from the op log.
+    WEFT_RETURN_IF_ERROR(core.materialize(*core.state));
+    cs = &core.container_state(*core.state, idx);
+  }
+  auto runs = cs->unit_runs(from, to);
   for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
     Op op;
     op.kind = OpKind::kSeqDelete;
@@ -119,7 +125,7 @@ Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
   uint32_t idx;
   auto& cs = cstate(*core_, id_, &idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
-  WEFT_ASSIGN_OR_RETURN(auto b, cs.seq->locate(pos, unit_kind(unit)));
+  WEFT_ASSIGN_OR_RETURN(auto b, cs.locate(pos, unit_kind(unit)));
   if (text.empty()) return Status();
   Op op;
   op.kind = OpKind::kTextInsert;
@@ -134,10 +140,10 @@ Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
   uint32_t idx;
   auto& cs = cstate(*core_, id_, &idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
-  WEFT_ASSIGN_OR_RETURN(auto a, cs.seq->locate(pos, unit_kind(unit)));
-  WEFT_ASSIGN_OR_RETURN(auto b, cs.seq->locate(pos + len, unit_kind(unit)));
+  WEFT_ASSIGN_OR_RETURN(auto a, cs.locate(pos, unit_kind(unit)));
+  WEFT_ASSIGN_OR_RETURN(auto b, cs.locate(pos + len, unit_kind(unit)));
   if (len == 0) return Status();
-  return finish(*core_, delete_units(*core_, idx, *cs.seq, a.units, b.units));
+  return finish(*core_, delete_units(*core_, idx, a.units, b.units));
 }
 
 Status TextRef::splice(size_t pos, size_t len, std::string_view text, PosUnit unit) {
@@ -178,8 +184,8 @@ Status TextRef::mark(size_t start, size_t end, std::string_view key, const Value
   uint32_t idx;
   auto& cs = cstate(*core_, id_, &idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
-  WEFT_ASSIGN_OR_RETURN(auto a, cs.seq->locate(start, unit_kind(unit)));
-  WEFT_ASSIGN_OR_RETURN(auto b, cs.seq->locate(end, unit_kind(unit)));
+  WEFT_ASSIGN_OR_RETURN(auto a, cs.locate(start, unit_kind(unit)));
+  WEFT_ASSIGN_OR_RETURN(auto b, cs.locate(end, unit_kind(unit)));
   Op op;
   op.kind = OpKind::kMark;
   op.container = idx;
@@ -205,14 +211,14 @@ Status TextRef::mark(size_t start, size_t end, std::string_view key, const Value
 size_t TextRef::len(PosUnit unit) const {
   if (!core_) return 0;
   const auto* cs = cstate_if(*core_, id_);
-  if (!cs || !cs->seq) return 0;
+  if (!cs) return 0;
   switch (unit) {
     case PosUnit::kUnicode:
-      return cs->seq->visible_units();
+      return cs->units();
     case PosUnit::kUtf16:
-      return cs->seq->utf16_len();
+      return cs->utf16_len();
     case PosUnit::kBytes:
-      return cs->seq->utf8_len();
+      return cs->utf8_len();
   }
   return 0;
 }
@@ -220,17 +226,17 @@ size_t TextRef::len(PosUnit unit) const {
 std::string TextRef::to_string() const {
   if (!core_) return "";
   const auto* cs = cstate_if(*core_, id_);
-  return cs && cs->seq ? cs->seq->to_utf8() : "";
+  return cs ? cs->text() : "";
 }
 
 Result<size_t> TextRef::convert_pos(size_t pos, PosUnit from, PosUnit to) const {
   if (!core_) return gone();
   const auto* cs = cstate_if(*core_, id_);
-  if (!cs || !cs->seq) {
+  if (!cs) {
     if (pos == 0) return size_t{0};
     return out_of_range("position past the end of an empty text");
   }
-  WEFT_ASSIGN_OR_RETURN(auto b, cs->seq->locate(pos, unit_kind(from)));
+  WEFT_ASSIGN_OR_RETURN(auto b, cs->locate(pos, unit_kind(from)));
   switch (to) {
     case PosUnit::kUnicode:
       return b.units;
@@ -252,9 +258,9 @@ Status ListRef::insert(size_t index, const Value& value) {
   uint32_t idx;
   auto& cs = cstate(*core_, id_, &idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
-  if (index > cs.seq->visible_units()) {
+  if (index > cs.units()) {
     return out_of_range("list index " + std::to_string(index) + " is past the end (length " +
-                        std::to_string(cs.seq->visible_units()) + ")");
+                        std::to_string(cs.units()) + ")");
   }
   Op op;
   op.kind = OpKind::kListInsert;
@@ -269,12 +275,12 @@ Status ListRef::erase(size_t index, size_t count) {
   uint32_t idx;
   auto& cs = cstate(*core_, id_, &idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
-  if (index + count > cs.seq->visible_units()) {
+  if (index + count > cs.units()) {
     return out_of_range("list range [" + std::to_string(index) + ", " +
                         std::to_string(index + count) + ") is past the end (length " +
-                        std::to_string(cs.seq->visible_units()) + ")");
+                        std::to_string(cs.units()) + ")");
   }
-  return finish(*core_, delete_units(*core_, idx, *cs.seq, index, index + count));
+  return finish(*core_, delete_units(*core_, idx, index, index + count));
 }
 
 Result<ContainerId> ListRef::insert_container(size_t index, ContainerType type) {
@@ -286,7 +292,7 @@ Result<ContainerId> ListRef::insert_container(size_t index, ContainerType type) 
   uint32_t idx;
   auto& cs = cstate(*core_, id_, &idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
-  if (index > cs.seq->visible_units()) return out_of_range("list index past the end");
+  if (index > cs.units()) return out_of_range("list index past the end");
   ContainerId child = ContainerId::child(ID{core_->peer, next_counter(*core_)}, type);
   core_->intern_container(child);
   Op op;
@@ -301,16 +307,16 @@ Result<ContainerId> ListRef::insert_container(size_t index, ContainerType type) 
 size_t ListRef::len() const {
   if (!core_) return 0;
   const auto* cs = cstate_if(*core_, id_);
-  return cs && cs->seq ? cs->seq->visible_units() : 0;
+  return cs ? cs->units() : 0;
 }
 
 Result<Value> ListRef::get(size_t index) const {
   if (!core_) return gone();
   const auto* cs = cstate_if(*core_, id_);
-  if (!cs || !cs->seq || index >= cs->seq->visible_units()) {
+  if (!cs || index >= cs->units()) {
     return out_of_range("list index " + std::to_string(index) + " is past the end");
   }
-  return cs->list_values[cs->seq->visible_contents()[index]];
+  return cs->list_values[cs->contents()[index]];
 }
 
 ValueList ListRef::values() const {

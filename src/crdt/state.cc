@@ -2,8 +2,35 @@
 #include <algorithm>
 
 #include "crdt/core.h"
+#include "weft/base/utf.h"
 
 namespace weft::crdt::detail {
+namespace {
+
+// Calls insert(contents) with the contents of the first `n` units of insert
+// `op`: code points for text, for a list the indexes of its values, which are
+// appended to cs.list_values.
+template <typename Insert>
+Status with_contents(ContainerState& cs, const Op& op, Counter n, Insert insert) {
+  uint32_t small[64];
+  std::vector<uint32_t> big;
+  uint32_t* contents = small;
+  if (n > 64) {
+    big.resize(n);
+    contents = big.data();
+  }
+  for (Counter k = 0; k < n; ++k) {
+    if (op.kind == OpKind::kTextInsert) {
+      contents[k] = static_cast<uint32_t>(op.text[k]);
+    } else {
+      contents[k] = static_cast<uint32_t>(cs.list_values.size());
+      cs.list_values.push_back(op.values[k]);
+    }
+  }
+  return insert(contents);
+}
+
+}  // namespace
 
 ContainerState& DocCore::container_state(State& s, uint32_t idx) {
   if (s.containers.size() <= idx) s.containers.resize(idx + 1);
@@ -12,7 +39,11 @@ ContainerState& DocCore::container_state(State& s, uint32_t idx) {
     slot = std::make_unique<ContainerState>();
     slot->type = containers[idx].type();
     if (slot->type == ContainerType::kText || slot->type == ContainerType::kList) {
-      slot->seq = std::make_unique<Seq>(&peer_ids, slot->type == ContainerType::kText);
+      const bool is_text = slot->type == ContainerType::kText;
+      if (s.plain && plain_enabled)
+        slot->plain = std::make_unique<PlainSeq>(is_text);
+      else
+        slot->seq = std::make_unique<Seq>(&peer_ids, is_text);
     }
   }
   return *slot;
@@ -21,30 +52,24 @@ ContainerState& DocCore::container_state(State& s, uint32_t idx) {
 Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport, Counter n,
                          DenseVv* vv) {
   if (gathering) touch(op.container);
-  ContainerState& cs = container_state(s, op.container);
+  ContainerState* csp = &container_state(s, op.container);
+  if (csp->plain) {
+    const bool positional = op.kind == OpKind::kTextInsert || op.kind == OpKind::kListInsert ||
+                            op.kind == OpKind::kSeqDelete;
+    if (vv == nullptr && positional) return apply_plain(s, *csp, op, peer, n);
+    // Concurrent with the state, or a style anchor: the tracker is needed.
+    WEFT_RETURN_IF_ERROR(materialize(s));
+    csp = &container_state(s, op.container);
+  }
+  ContainerState& cs = *csp;
   Status st;
   switch (op.kind) {
-    case OpKind::kTextInsert: {
-      uint32_t small[64];
-      std::vector<uint32_t> big;
-      uint32_t* contents = small;
-      if (n > 64) {
-        big.resize(n);
-        contents = big.data();
-      }
-      for (Counter k = 0; k < n; ++k) contents[k] = static_cast<uint32_t>(op.text[k]);
-      st = cs.seq->insert(peer, op.counter, op.pos, contents, n, vv);
+    case OpKind::kTextInsert:
+    case OpKind::kListInsert:
+      st = with_contents(cs, op, n, [&](const uint32_t* contents) {
+        return cs.seq->insert(peer, op.counter, op.pos, contents, n, vv);
+      });
       break;
-    }
-    case OpKind::kListInsert: {
-      std::vector<uint32_t> contents(n);
-      for (Counter k = 0; k < n; ++k) {
-        contents[k] = static_cast<uint32_t>(cs.list_values.size());
-        cs.list_values.push_back(op.values[k]);
-      }
-      st = cs.seq->insert(peer, op.counter, op.pos, contents.data(), n, vv);
-      break;
-    }
     case OpKind::kSeqDelete:
       if (op.len > 0) {
         st = cs.seq->erase_forward(peer, op.counter, static_cast<uint32_t>(op.pos), n, vv);
@@ -95,12 +120,34 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
     return st.with_context("op " + ID{peer_ids[peer], op.counter}.to_string() + " on " +
                            containers[op.container].to_string());
   }
-  Counter end = op.counter + n;
-  int32_t before = s.vv.get(peer);
-  if (end > before) {
-    s.vv.set(peer, end);
-    s.vv_total += end - before;
+  advance_vv(s, peer, op.counter + n);
+  return Status();
+}
+
+Status DocCore::apply_plain(State& s, ContainerState& cs, const Op& op, uint32_t peer, Counter n) {
+  Status st;
+  switch (op.kind) {
+    case OpKind::kTextInsert:
+    case OpKind::kListInsert:
+      st = with_contents(cs, op, n, [&](const uint32_t* contents) {
+        return cs.plain->insert(peer, op.counter, op.pos, contents, n);
+      });
+      break;
+    default: {  // kSeqDelete: a forward run deletes [pos, pos + n), a backspace run (pos - n, pos]
+      const int64_t from = op.len > 0 ? int64_t{op.pos} : int64_t{op.pos} - n + 1;
+      if (from < 0) {
+        st = out_of_range("delete position below 0");
+        break;
+      }
+      st = cs.plain->erase(static_cast<uint32_t>(from), static_cast<uint32_t>(n));
+      break;
+    }
   }
+  if (!st.ok()) {
+    return st.with_context("op " + ID{peer_ids[peer], op.counter}.to_string() + " on " +
+                           containers[op.container].to_string());
+  }
+  advance_vv(s, peer, op.counter + n);
   return Status();
 }
 
@@ -120,14 +167,75 @@ Status DocCore::apply_change(State& s, const Change& ch, Counter to) {
   return Status();
 }
 
-Result<std::unique_ptr<State>> DocCore::build_state(const DenseVv& vv) {
+Result<std::unique_ptr<State>> DocCore::build_state(const DenseVv& vv, bool plain) {
   auto s = std::make_unique<State>();
+  s->plain = plain;
   for (const Change& ch : changes) {
     Counter to = std::min(ch.end(), vv.get(ch.peer));
     if (to <= ch.counter) continue;
     WEFT_RETURN_IF_ERROR(apply_change(*s, ch, to));
   }
   return s;
+}
+
+Status DocCore::materialize(State& s) {
+  bool any = false;
+  for (const auto& c : s.containers) any = any || (c && c->plain);
+  if (!any) return Status();
+  // The replay goes into a scratch state: no events for it.
+  const bool was_gathering = gathering;
+  gathering = false;
+  auto scratch = build_state(s.vv, /*plain=*/false);
+  Status st = scratch.status();
+  if (st.ok() && &s == state.get()) {
+    // The open transaction's ops are in the state but not yet in the op log;
+    // they follow everything else, so they replay on the fast path.
+    for (const Op& op : txn_ops) {
+      st = apply_op(**scratch, op, self, 0, op.atom_len(), nullptr);
+      if (!st.ok()) break;
+    }
+  }
+  gathering = was_gathering;
+  if (!st.ok()) return st.with_context("building the sequence tracker from the op log");
+  for (uint32_t i = 0; i < s.containers.size(); ++i) {
+    ContainerState* cs = s.containers[i].get();
+    if (!cs || !cs->plain) continue;
+    ContainerState& built = container_state(**scratch, i);
+    cs->seq = std::move(built.seq);
+    cs->list_values = std::move(built.list_values);
+    cs->plain.reset();
+  }
+  return Status();
+}
+
+Status DocCore::set_plain_text(State& s, uint32_t container, std::string_view utf8) {
+  if (container >= containers.size() || containers[container].type() != ContainerType::kText)
+    return invalid_argument("set_plain_text: container " + std::to_string(container) +
+                            " is not a Text");
+  WEFT_RETURN_IF_ERROR(validate_utf8(utf8));
+  ContainerState& cs = container_state(s, container);
+  cs.seq.reset();
+  cs.plain = std::make_unique<PlainSeq>(true);
+  std::vector<uint32_t> cps;
+  for (size_t i = 0; i < utf8.size();) cps.push_back(decode_utf8_unchecked(utf8, i));
+  WEFT_RETURN_IF_ERROR(cs.plain->insert(kNone, 0, 0, cps.data(), cps.size()));
+  cs.plain->set_ids_unknown();
+  return Status();
+}
+
+Status DocCore::set_plain_list(State& s, uint32_t container, std::vector<Value> values) {
+  if (container >= containers.size() || containers[container].type() != ContainerType::kList)
+    return invalid_argument("set_plain_list: container " + std::to_string(container) +
+                            " is not a List");
+  ContainerState& cs = container_state(s, container);
+  cs.seq.reset();
+  cs.plain = std::make_unique<PlainSeq>(false);
+  std::vector<uint32_t> idx(values.size());
+  for (size_t k = 0; k < idx.size(); ++k) idx[k] = static_cast<uint32_t>(k);
+  cs.list_values = std::move(values);
+  WEFT_RETURN_IF_ERROR(cs.plain->insert(kNone, 0, 0, idx.data(), idx.size()));
+  cs.plain->set_ids_unknown();
+  return Status();
 }
 
 Value DocCore::container_value(const State& s, uint32_t idx, bool deep) const {
@@ -152,11 +260,11 @@ Value DocCore::container_value(const State& s, uint32_t idx, bool deep) const {
   };
   switch (containers[idx].type()) {
     case ContainerType::kText:
-      return Value(cs ? cs->seq->to_utf8() : std::string());
+      return Value(cs ? cs->text() : std::string());
     case ContainerType::kList: {
       ValueList l;
       if (cs) {
-        for (uint32_t vi : cs->seq->visible_contents()) l.push_back(resolve(cs->list_values[vi]));
+        for (uint32_t vi : cs->contents()) l.push_back(resolve(cs->list_values[vi]));
       }
       return Value(std::move(l));
     }

@@ -21,6 +21,27 @@ void add_span(std::vector<IdSpan>& spans, PeerId p, Counter start, Counter end) 
   spans.push_back({p, start, end});
 }
 
+// Appends `o` to `last` when it simply continues it (same container, counters
+// adjacent): typing on at the end of an insert, or forward-deleting on at the
+// same position. Returns false when `o` must stay a separate op.
+bool extend_op(Op& last, Op& o) {
+  if (last.container != o.container || last.kind != o.kind ||
+      last.counter + last.atom_len() != o.counter) {
+    return false;
+  }
+  if (o.kind == OpKind::kTextInsert && last.pos + int32_t(last.text.size()) == o.pos) {
+    last.text += o.text;
+    return true;
+  }
+  if (o.kind == OpKind::kSeqDelete && o.len > 0 && last.len > 0 && last.pos == o.pos &&
+      last.start_id.peer == o.start_id.peer &&
+      last.start_id.counter + last.len == o.start_id.counter) {
+    last.len += o.len;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
@@ -142,21 +163,7 @@ Status DocCore::local_op(Op op) {
   WEFT_RETURN_IF_ERROR(apply_op(*state, op, self, lamport, n, nullptr));
   txn_len += n;
   // Merge with the previous op when it simply continues it.
-  if (!txn_ops.empty()) {
-    Op& last = txn_ops.back();
-    if (last.container == op.container && last.kind == op.kind) {
-      if (op.kind == OpKind::kTextInsert && last.pos + int32_t(last.text.size()) == op.pos) {
-        last.text += op.text;
-        return Status();
-      }
-      if (op.kind == OpKind::kSeqDelete && op.len == 1 && last.len > 0 && last.pos == op.pos &&
-          last.start_id.peer == op.start_id.peer &&
-          last.start_id.counter + last.len == op.start_id.counter) {
-        last.len += 1;
-        return Status();
-      }
-    }
-  }
+  if (!txn_ops.empty() && extend_op(txn_ops.back(), op)) return Status();
   txn_ops.push_back(std::move(op));
   txn_map_prev.push_back(std::move(prev));
   return Status();
@@ -164,12 +171,7 @@ Status DocCore::local_op(Op op) {
 
 Status DocCore::commit(const CommitOptions& options) {
   if (txn_ops.empty()) return Status();
-  Change ch;
-  ch.peer = self;
-  ch.counter = txn_start;
-  ch.len = txn_len;
-  ch.deps = txn_deps.ids();
-  ch.msg = options.message;
+  const Counter start = txn_start, len = txn_len;
   int64_t ts = 0;
   if (options.timestamp) {
     ts = *options.timestamp;
@@ -178,54 +180,52 @@ Status DocCore::commit(const CommitOptions& options) {
              std::chrono::system_clock::now().time_since_epoch())
              .count();
   }
-  for (const ID& d : ch.deps) {
+  for (const ID& d : txn_deps.ids()) {
     if (const Change* dc = find_change(d.peer, d.counter)) ts = std::max(ts, dc->timestamp);
   }
-  ch.timestamp = ts;
   CommitRecord record;
   if (!commit_hooks.empty()) {
     record.peer = peer;
-    record.start = ch.counter;
-    record.end = ch.counter + ch.len;
+    record.start = start;
+    record.end = start + len;
     record.origin = options.origin;
     record.ops = txn_ops;
     record.map_prev = std::move(txn_map_prev);
   }
   txn_map_prev.clear();
-  ch.ops = std::move(txn_ops);
-  txn_ops.clear();
   txn_len = 0;
   const VersionVector before =
       local_update_subscribers.empty() ? VersionVector() : to_public(oplog_vv);
-  // Merge into the previous change the way Loro does.
+  // Merge into the previous change the way Loro does: it continues this
+  // peer's last change (which is the latest in the log), directly on top of
+  // it, within the merge interval and with the same message. The open ops are
+  // moved over in place (txn_ops keeps its capacity for the next keystroke).
   bool merged = false;
-  if (!by_peer[self].empty()) {
-    Change& prev = changes[by_peer[self].back()];
-    if (prev.end() == ch.counter && ch.deps.size() == 1 && ch.deps[0] == ID{peer, ch.counter - 1} &&
-        ch.timestamp - prev.timestamp <= merge_interval && prev.msg == ch.msg &&
-        by_peer[self].back() + 1 == changes.size()) {
-      prev.len += ch.len;
-      for (Op& o : ch.ops) {
-        Op& last = prev.ops.back();
-        if (last.container == o.container && last.kind == o.kind &&
-            last.counter + last.atom_len() == o.counter) {
-          if (o.kind == OpKind::kTextInsert && last.pos + int32_t(last.text.size()) == o.pos) {
-            last.text += o.text;
-            continue;
-          }
-          if (o.kind == OpKind::kSeqDelete && o.len > 0 && last.len > 0 && last.pos == o.pos &&
-              last.start_id.peer == o.start_id.peer &&
-              last.start_id.counter + last.len == o.start_id.counter) {
-            last.len += o.len;
-            continue;
-          }
-        }
-        prev.ops.push_back(std::move(o));
+  if (!by_peer[self].empty() && by_peer[self].back() + 1 == changes.size()) {
+    Change& prev = changes.back();
+    const auto& deps = txn_deps.ids();
+    if (prev.end() == start && deps.size() == 1 && deps[0] == ID{peer, start - 1} &&
+        ts - prev.timestamp <= merge_interval && prev.msg == options.message) {
+      prev.len += len;
+      for (Op& o : txn_ops) {
+        if (!extend_op(prev.ops.back(), o)) prev.ops.push_back(std::move(o));
       }
+      txn_ops.clear();
       oplog_vv.set(self, prev.end());
       oplog_frontiers = Frontiers({ID{peer, prev.end() - 1}});
       merged = true;
     }
+  }
+  Change ch;
+  if (!merged) {
+    ch.peer = self;
+    ch.counter = start;
+    ch.len = len;
+    ch.deps = txn_deps.ids();
+    ch.msg = options.message;
+    ch.timestamp = ts;
+    ch.ops = std::move(txn_ops);
+    txn_ops.clear();
   }
   if (!merged) append_change(std::move(ch));
   state_frontiers = oplog_frontiers;

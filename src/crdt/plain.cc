@@ -1,0 +1,211 @@
+// The plain state of a Text or List container (see plain.h).
+#include "crdt/plain.h"
+
+#include <algorithm>
+
+#include "weft/base/utf.h"
+
+namespace weft::crdt::detail {
+namespace {
+
+// Chunks split above kChunkMax units into pieces of kChunkMax / 2: inserts
+// move at most a few KiB, and a cursor walk skips a chunk per step.
+constexpr size_t kChunkMax = 512;
+
+}  // namespace
+
+size_t PlainSeq::u8_of(uint32_t c) const {
+  if (!is_text_ || c < 0x80) return 1;
+  return c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+}
+
+void PlainSeq::seek(int kind, size_t n) const {
+  Prefix& p = cache_;
+  if (p.ci > chunks_.size()) p = Prefix();
+  while (p.ci > 0 && prefix_count(p, kind) >= n) {
+    const Chunk& c = chunks_[--p.ci];
+    p.n -= c.items.size();
+    p.u16 -= c.u16;
+    p.u8 -= c.u8;
+  }
+  while (p.ci < chunks_.size() && prefix_count(p, kind) + chunk_count(chunks_[p.ci], kind) < n) {
+    const Chunk& c = chunks_[p.ci++];
+    p.n += c.items.size();
+    p.u16 += c.u16;
+    p.u8 += c.u8;
+  }
+}
+
+Status PlainSeq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint32_t* contents,
+                        size_t n) {
+  if (pos > total_n_) {
+    return out_of_range("position " + std::to_string(pos) + " is past the end (" +
+                        std::to_string(total_n_) + ")");
+  }
+  if (n == 0) return Status();
+  if (chunks_.empty()) chunks_.emplace_back();
+  size_t off = 0;
+  if (pos == 0) {
+    cache_ = Prefix();
+  } else {
+    seek(0, pos);
+    off = pos - cache_.n;
+  }
+  const uint32_t ci = cache_.ci;
+  Chunk& c = chunks_[ci];
+  c.items.insert(c.items.begin() + off, n, Item{});
+  size_t u16 = 0, u8 = 0;
+  for (size_t k = 0; k < n; ++k) {
+    c.items[off + k] = Item{contents[k], peer, counter + static_cast<int32_t>(k)};
+    u16 += u16_of(contents[k]);
+    u8 += u8_of(contents[k]);
+  }
+  c.u16 += u16;
+  c.u8 += u8;
+  total_n_ += n;
+  total_u16_ += u16;
+  total_u8_ += u8;
+  if (c.items.size() <= kChunkMax) return Status();
+  // Split: chunk ci keeps the first half, the rest becomes new chunks after
+  // it (the cached prefix of [0, ci) stays valid).
+  std::vector<Chunk> tail;
+  const size_t piece = kChunkMax / 2;
+  for (size_t from = piece; from < c.items.size(); from += piece) {
+    Chunk t;
+    t.items.assign(c.items.begin() + from,
+                   c.items.begin() + std::min(c.items.size(), from + piece));
+    for (const Item& it : t.items) {
+      t.u16 += u16_of(it.content);
+      t.u8 += u8_of(it.content);
+    }
+    tail.push_back(std::move(t));
+  }
+  c.items.resize(piece);
+  c.items.shrink_to_fit();
+  for (const Chunk& t : tail) {
+    c.u16 -= t.u16;
+    c.u8 -= t.u8;
+  }
+  chunks_.insert(chunks_.begin() + ci + 1, std::make_move_iterator(tail.begin()),
+                 std::make_move_iterator(tail.end()));
+  return Status();
+}
+
+Status PlainSeq::erase(uint32_t pos, uint32_t n) {
+  if (size_t{pos} + n > total_n_) {
+    return out_of_range("delete range [" + std::to_string(pos) + ", " +
+                        std::to_string(size_t{pos} + n) + ") is past the end (" +
+                        std::to_string(total_n_) + ")");
+  }
+  if (n == 0) return Status();
+  seek(0, size_t{pos} + 1);
+  // Only chunks at or after cache_.ci change, so the cached prefix stays valid.
+  uint32_t ci = cache_.ci;
+  size_t off = pos - cache_.n;
+  size_t left = n;
+  while (left > 0) {
+    Chunk& c = chunks_[ci];
+    const size_t take = std::min(left, c.items.size() - off);
+    size_t u16 = 0, u8 = 0;
+    for (size_t k = off; k < off + take; ++k) {
+      u16 += u16_of(c.items[k].content);
+      u8 += u8_of(c.items[k].content);
+    }
+    c.items.erase(c.items.begin() + off, c.items.begin() + off + take);
+    c.u16 -= u16;
+    c.u8 -= u8;
+    total_n_ -= take;
+    total_u16_ -= u16;
+    total_u8_ -= u8;
+    left -= take;
+    if (c.items.empty()) {
+      chunks_.erase(chunks_.begin() + ci);  // the next chunk moves into slot ci
+    } else if (left > 0) {
+      ++ci;
+    }
+    off = 0;
+  }
+  return Status();
+}
+
+std::vector<uint32_t> PlainSeq::visible_contents() const {
+  std::vector<uint32_t> out;
+  out.reserve(total_n_);
+  for (const Chunk& c : chunks_) {
+    for (const Item& it : c.items) out.push_back(it.content);
+  }
+  return out;
+}
+
+std::string PlainSeq::to_utf8() const {
+  std::string out;
+  out.reserve(total_u8_);
+  for (const Chunk& c : chunks_) {
+    for (const Item& it : c.items) append_utf8(out, static_cast<char32_t>(it.content));
+  }
+  return out;
+}
+
+Result<Seq::Boundary> PlainSeq::locate(size_t n, int kind) const {
+  Seq::Boundary b;
+  if (n == 0) return b;
+  const size_t total = kind == 0 ? total_n_ : kind == 1 ? total_u16_ : total_u8_;
+  if (n > total) {
+    return out_of_range("position " + std::to_string(n) + " is past the end (length " +
+                        std::to_string(total) + ")");
+  }
+  seek(kind, n);
+  if (cache_.ci >= chunks_.size()) return internal_error("plain sequence counts are inconsistent");
+  b.units = cache_.n;
+  b.u16 = cache_.u16;
+  b.u8 = cache_.u8;
+  const Chunk& c = chunks_[cache_.ci];
+  if (c.u8 == c.items.size()) {
+    // One byte per unit (ASCII text, or a list): every count moves together.
+    const size_t off = n - prefix_count(cache_, kind);
+    b.units += off;
+    b.u16 += off;
+    b.u8 += off;
+    b.entity = static_cast<uint32_t>(b.units);
+    return b;
+  }
+  for (const Item& it : c.items) {
+    ++b.units;
+    b.u16 += u16_of(it.content);
+    b.u8 += u8_of(it.content);
+    const size_t cur = kind == 0 ? b.units : kind == 1 ? b.u16 : b.u8;
+    if (cur == n) {
+      b.entity = static_cast<uint32_t>(b.units);
+      return b;
+    }
+    if (cur > n) {
+      return invalid_argument("position " + std::to_string(n) + " falls inside a character");
+    }
+  }
+  return internal_error("plain sequence counts are inconsistent");
+}
+
+std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
+  std::vector<Seq::Run> runs;
+  to = std::min(to, total_n_);
+  if (from >= to) return runs;
+  seek(0, from + 1);
+  size_t unit = cache_.n;
+  for (size_t ci = cache_.ci; ci < chunks_.size() && unit < to; ++ci) {
+    const auto& items = chunks_[ci].items;
+    size_t k = from > unit ? from - unit : 0;
+    unit += k;
+    for (; k < items.size() && unit < to; ++k, ++unit) {
+      const Item& it = items[k];
+      Seq::Run* last = runs.empty() ? nullptr : &runs.back();
+      if (last && last->peer == it.peer && last->counter + int32_t(last->len) == it.counter) {
+        ++last->len;
+      } else {
+        runs.push_back(Seq::Run{static_cast<uint32_t>(unit), 1, it.peer, it.counter});
+      }
+    }
+  }
+  return runs;
+}
+
+}  // namespace weft::crdt::detail
