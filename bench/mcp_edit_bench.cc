@@ -1,7 +1,8 @@
 // fs_edit inside the MCP server (no transport): a 1 MB file on the host
 // filesystem, a unique marker toggled back and forth, timed around
 // ToolRegistry::call (schema validation, read, edit, diff, atomic write).
-// Prints JSON: p50/p90/p99 in milliseconds. Also fs_read of a 100 KB file.
+// Prints JSON: p50/p90/p99 in milliseconds. Also the same edit with --fsync, the 1 MB write
+// alone (the kernel's share), and fs_read of a 100 KB file with its serialisation.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -35,6 +36,24 @@ Json percentiles(std::vector<double> ms) {
   return {{"p50_ms", at(0.5)}, {"p90_ms", at(0.9)}, {"p99_ms", at(0.99)}, {"samples", ms.size()}};
 }
 
+// Milliseconds `fn` takes.
+template <typename Fn>
+double time_ms(Fn&& fn) {
+  auto start = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+Json edit_args(int i, bool dry_run) {
+  // Toggles MARKER_0 <-> MARKER_1; the dry run changes the current marker to MARKER_2.
+  std::string from = "MARKER_" + std::to_string((i + (dry_run ? 1 : 0)) % 2);
+  std::string to = dry_run ? "MARKER_2" : "MARKER_" + std::to_string((i + 1) % 2);
+  Json args = {{"path", "big.txt"}, {"edits", {{{"old_string", from}, {"new_string", to}}}}};
+  if (dry_run) args["dry_run"] = true;
+  return args;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -45,49 +64,55 @@ int main(int argc, char** argv) {
   std::ofstream(dir / "ws" / "big.txt", std::ios::binary) << make_text(1 << 20);
   std::ofstream(dir / "ws" / "small.txt", std::ios::binary) << make_text(100 << 10);
   setenv("XDG_STATE_HOME", (dir / "state").c_str(), 1);
+  weft::server::tune_allocator_for_serving();  // as `weft mcp` does at startup
   weft::server::WorkspaceServerOptions options;
   options.root = (dir / "ws").string();
   auto built = weft::server::make_workspace_server(options);
-  if (!built.ok()) {
-    std::fprintf(stderr, "%s\n", built.status().to_string().c_str());
+  options.fsync = true;  // `weft mcp --fsync`
+  auto durable = weft::server::make_workspace_server(options);
+  if (!built.ok() || !durable.ok()) {
+    std::fprintf(stderr, "%s\n", (built.ok() ? durable : built).status().to_string().c_str());
     return 1;
   }
   const auto* edit = built->tools->find("fs_edit");
   const auto* read = built->tools->find("fs_read");
   weft::server::ToolContext ctx(built->workspace.get(), {}, nullptr, nullptr, nullptr);
-  std::vector<double> edit_ms, dry_ms, read_ms;
-  for (int i = 0; i < rounds; ++i) {
-    Json args = {{"path", "big.txt"},
-                 {"edits",
-                  {{{"old_string", "MARKER_" + std::to_string(i % 2)},
-                    {"new_string", "MARKER_" + std::to_string((i + 1) % 2)}}}}};
-    auto start = std::chrono::steady_clock::now();
-    Json result = built->tools->call(*edit, args, ctx);
-    edit_ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count());
-    if (result.value("isError", false)) {
-      std::fprintf(stderr, "fs_edit failed: %s\n", result.dump().c_str());
-      return 1;
+  weft::server::ToolContext durable_ctx(durable->workspace.get(), {}, nullptr, nullptr, nullptr);
+  std::vector<double> edit_ms, dry_ms, fsync_ms, write_ms, read_ms, serialize_ms;
+  bool failed = false;
+  auto check = [&](const Json& result) {
+    if (result.value("isError", false) && !failed) {
+      std::fprintf(stderr, "call failed: %s\n", result.dump().c_str());
+      failed = true;
     }
-    args["dry_run"] = true;  // the same edit without the (fsync'd) write
-    args["edits"][0]["old_string"] = "MARKER_" + std::to_string((i + 1) % 2);
-    args["edits"][0]["new_string"] = "MARKER_2";
-    start = std::chrono::steady_clock::now();
-    result = built->tools->call(*edit, args, ctx);
-    dry_ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count());
-    start = std::chrono::steady_clock::now();
-    Json page = built->tools->call(*read, {{"path", "small.txt"}, {"limit", 100000}}, ctx);
-    read_ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count());
-    (void)weft::server::serialize(page);
+  };
+  const std::string big = make_text(1 << 20);
+  for (int i = 0; i < rounds && !failed; ++i) {
+    edit_ms.push_back(time_ms([&] { check(built->tools->call(*edit, edit_args(i, false), ctx)); }));
+    dry_ms.push_back(time_ms([&] { check(built->tools->call(*edit, edit_args(i, true), ctx)); }));
+    // The write alone (fs layer: temp file + rename), to separate the kernel's share.
+    write_ms.push_back(time_ms([&] {
+      if (!built->workspace->fs().write_bytes("copy.txt", big).ok()) failed = true;
+    }));
+    Json page;
+    read_ms.push_back(time_ms([&] {
+      page = built->tools->call(*read, {{"path", "small.txt"}, {"limit", 100000}}, ctx);
+    }));
+    check(page);
+    serialize_ms.push_back(time_ms([&] { (void)weft::server::serialize(page); }));
   }
+  // Fewer rounds with --fsync: each waits for the disk.
+  for (int i = 0; i < std::max(2, rounds / 10) * 2 && !failed; ++i) {
+    fsync_ms.push_back(
+        time_ms([&] { check(durable->tools->call(*edit, edit_args(i, false), durable_ctx)); }));
+  }
+  if (failed) return 1;
   Json out = {{"fs_edit_1mb_in_server", percentiles(edit_ms)},
               {"fs_edit_1mb_dry_run_in_server", percentiles(dry_ms)},
-              {"fs_read_100kb_in_server", percentiles(read_ms)}};
+              {"fs_edit_1mb_in_server_fsync", percentiles(fsync_ms)},
+              {"fs_write_bytes_1mb_atomic_rename", percentiles(write_ms)},
+              {"fs_read_100kb_in_server", percentiles(read_ms)},
+              {"fs_read_100kb_serialize", percentiles(serialize_ms)}};
   std::printf("%s\n", out.dump(2).c_str());
   stdfs::remove_all(dir);
   return 0;

@@ -35,7 +35,49 @@ async function connect(command, args, env = {}) {
   const transport = new StdioClientTransport({ command, args, env: { ...process.env, ...env }, stderr: 'ignore' });
   const client = new Client({ name: 'weft-bench', version: '1.0.0' });
   await client.connect(transport);
+  client.serverPid = transport.pid;
   return client;
+}
+
+// CPU milliseconds (user + system) a process has used, from /proc (10 ms ticks).
+function processCpuMs(pid) {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 1000 / 100;
+}
+
+// Calls/s of `total` calls with `concurrency` in flight, plus the CPU each call
+// cost in this (client) process and in the server process.
+async function measured(client, total, concurrency, fn) {
+  const client0 = process.cpuUsage();
+  const server0 = processCpuMs(client.serverPid);
+  const rate = await throughput(total, concurrency, fn);
+  const used = process.cpuUsage(client0);
+  return {
+    rate,
+    client_cpu_ms: (used.user + used.system) / 1000 / total,
+    server_cpu_ms: (processCpuMs(client.serverPid) - server0) / total,
+  };
+}
+
+// Alternates weft and the peer for `rounds` rounds (after a warm-up of both, so
+// neither pays the client's JIT warm-up) and reports the median of each.
+async function paired(rounds, total, concurrency, weftCall, peerCall, weftClient, peerClient) {
+  const warm = 2 * Math.max(10, Math.ceil(total / 20));  // even: edits toggle back
+  await throughput(warm, concurrency, weftCall);
+  await throughput(warm, concurrency, peerCall);
+  const w = [];
+  const p = [];
+  for (let r = 0; r < rounds; ++r) {
+    w.push(await measured(weftClient, total, concurrency, weftCall));
+    p.push(await measured(peerClient, total, concurrency, peerCall));
+  }
+  const med = (xs, k) => median(xs.map((x) => x[k]));
+  const cpu = (xs) => ({ client: +med(xs, 'client_cpu_ms').toFixed(3), server: +med(xs, 'server_cpu_ms').toFixed(3) });
+  const out = { weft: med(w, 'rate'), server_filesystem: med(p, 'rate') };
+  out.ratio = +(out.weft / out.server_filesystem).toFixed(2);
+  out.rounds = { weft: w.map((x) => x.rate), server_filesystem: p.map((x) => x.rate) };
+  out.cpu_ms_per_call = { weft: cpu(w), server_filesystem: cpu(p) };
+  return out;
 }
 
 async function throughput(total, concurrency, fn) {
@@ -72,31 +114,32 @@ async function benchPair(dir) {
     [path.join(here, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js'), dir]);
   const out = {};
   try {
-    // Warm up both.
-    await weftClient.callTool({ name: 'fs_read', arguments: { path: 'file100k.txt' } });
-    await peerClient.callTool({ name: 'read_text_file', arguments: { path: file } });
-    out.read_100k_calls_per_s = {
-      weft: await throughput(READS, CONCURRENCY, () =>
-        weftClient.callTool({ name: 'fs_read', arguments: { path: 'file100k.txt', limit: 100000 } })),
-      server_filesystem: await throughput(READS, CONCURRENCY, () =>
-        peerClient.callTool({ name: 'read_text_file', arguments: { path: file } })),
-    };
-    // Edits toggle a unique marker, one at a time (each depends on the previous).
+    // 3 alternating rounds each; same calls, same file, same client.
+    const ROUNDS = 3;
+    out.read_100k_calls_per_s = await paired(ROUNDS, Math.ceil(READS / ROUNDS), CONCURRENCY,
+      () => weftClient.callTool({ name: 'fs_read', arguments: { path: 'file100k.txt', limit: 100000 } }),
+      () => peerClient.callTool({ name: 'read_text_file', arguments: { path: file } }),
+      weftClient, peerClient);
+    // The client's floor: a call whose request and result are tiny (ping), so
+    // its cost is the client's and the transport's, not the servers'.
+    out.ping_calls_per_s = await paired(ROUNDS, Math.ceil(READS / ROUNDS), CONCURRENCY,
+      () => weftClient.ping(), () => peerClient.ping(), weftClient, peerClient);
+    // Edits toggle a unique marker, one at a time (each depends on the previous);
+    // an even count per round leaves the marker as it was for the other server.
+    const perRound = 2 * Math.ceil(EDITS / ROUNDS / 2);
     const toggle = (i) => [`MARKER_${i % 2}`, `MARKER_${(i + 1) % 2}`];
-    out.edit_100k_calls_per_s = {
-      weft: await throughput(EDITS, 1, (i) => {
-        const [a, b] = toggle(i);
+    let wi = 0;
+    let pi = 0;
+    out.edit_100k_calls_per_s = await paired(ROUNDS, perRound, 1,
+      () => {
+        const [a, b] = toggle(wi++);
         return weftClient.callTool({ name: 'fs_edit', arguments: { path: 'file100k.txt', edits: [{ old_string: a, new_string: b }] } });
-      }),
-    };
-    if (EDITS % 2) throw new Error('EDITS must be even');
-    out.edit_100k_calls_per_s.server_filesystem = await throughput(EDITS, 1, (i) => {
-      const [a, b] = toggle(i);
-      return peerClient.callTool({ name: 'edit_file', arguments: { path: file, edits: [{ oldText: a, newText: b }] } });
-    });
-    for (const k of ['read_100k_calls_per_s', 'edit_100k_calls_per_s']) {
-      out[k].ratio = +(out[k].weft / out[k].server_filesystem).toFixed(2);
-    }
+      },
+      () => {
+        const [a, b] = toggle(pi++);
+        return peerClient.callTool({ name: 'edit_file', arguments: { path: file, edits: [{ oldText: a, newText: b }] } });
+      },
+      weftClient, peerClient);
   } finally {
     await weftClient.close();
     await peerClient.close();

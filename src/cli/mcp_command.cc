@@ -15,6 +15,7 @@ struct McpArgs {
   std::string root = ".";
   bool read_only = false;
   bool sandbox = false;
+  bool fsync = false;
   size_t workers = 4;
 };
 
@@ -27,6 +28,9 @@ void setup_mcp(CLI::App& app) {
   cmd->add_flag("--read-only", args->read_only, "Publish only tools that change nothing");
   cmd->add_flag("--sandbox", args->sandbox,
                 "Serve through a bubblewrap sandbox and publish shell_exec");
+  cmd->add_flag("--fsync", args->fsync,
+                "fsync every written file and its directory before answering (survives a power "
+                "cut; slower). Default: atomic rename without fsync, like editors");
   cmd->add_option("--workers", args->workers, "Requests handled concurrently (default 4)")
       ->check(CLI::Range(1, 64));
   cmd->footer(
@@ -35,10 +39,12 @@ void setup_mcp(CLI::App& app) {
       "\"--root\", \"/path/to/workspace\"]}");
   cmd->callback([args] {
     std::signal(SIGPIPE, SIG_IGN);
+    server::tune_allocator_for_serving();
     server::WorkspaceServerOptions options;
     options.root = args->root;
     options.read_only = args->read_only;
     options.sandbox = args->sandbox;
+    options.fsync = args->fsync;
     options.diagnostics = [](const std::string& line) {
       std::cerr << "weft mcp: " << line << "\n";
     };
@@ -49,7 +55,7 @@ void setup_mcp(CLI::App& app) {
     }
     std::cerr << "weft mcp: serving " << built->workspace->root() << " over stdio ("
               << built->tools->tools().size() << " tools" << (args->read_only ? ", read-only" : "")
-              << ")\n";
+              << (args->fsync ? ", fsync on every write" : "") << ")\n";
     Status s = server::serve_stdio(*built->server, STDIN_FILENO, STDOUT_FILENO,
                                    server::StdioOptions{args->workers});
     if (!s.ok()) {

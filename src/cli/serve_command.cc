@@ -16,6 +16,7 @@ struct ServeArgs {
   uint16_t port = 8765;
   bool read_only = false;
   bool sandbox = false;
+  bool fsync = false;
   std::vector<std::string> origins;
 };
 
@@ -26,7 +27,8 @@ void print_banner(const server::WorkspaceServer& built, const ServeArgs& args, u
   std::string host = args.host.find(':') != std::string::npos ? "[" + args.host + "]" : args.host;
   std::cout
       << "weft serve: workspace " << root << " (" << built.tools->tools().size() << " tools"
-      << (args.read_only ? ", read-only" : "") << (args.sandbox ? ", sandboxed" : "") << ")\n"
+      << (args.read_only ? ", read-only" : "") << (args.sandbox ? ", sandboxed" : "")
+      << (args.fsync ? ", fsync on every write" : "") << ")\n"
       << "MCP Streamable HTTP endpoint: http://" << host << ":" << port << "/mcp\n\n"
       << "HTTP client config:\n"
       << "  {\"mcpServers\": {\"weft\": {\"type\": \"http\", \"url\": \"http://" << host << ":"
@@ -34,7 +36,8 @@ void print_banner(const server::WorkspaceServer& built, const ServeArgs& args, u
       << "stdio client config (Claude Desktop, Cursor, ...):\n"
       << "  {\"mcpServers\": {\"weft\": {\"command\": \"weft\", \"args\": [\"mcp\", \"--root\", "
       << json_quote(root) << (args.read_only ? ", \"--read-only\"" : "")
-      << (args.sandbox ? ", \"--sandbox\"" : "") << "]}}}\n\n"
+      << (args.sandbox ? ", \"--sandbox\"" : "") << (args.fsync ? ", \"--fsync\"" : "")
+      << "]}}}\n\n"
       << "Press Ctrl-C to stop." << std::endl;
 }
 
@@ -52,16 +55,21 @@ void setup_serve(CLI::App& app) {
   cmd->add_flag("--read-only", args->read_only, "Publish only tools that change nothing");
   cmd->add_flag("--sandbox", args->sandbox,
                 "Serve through a bubblewrap sandbox and publish shell_exec");
+  cmd->add_flag("--fsync", args->fsync,
+                "fsync every written file and its directory before answering (survives a power "
+                "cut; slower). Default: atomic rename without fsync, like editors");
   cmd->add_option("--allow-origin", args->origins,
                   "Extra browser Origin allowed besides localhost (repeatable)");
   cmd->footer("Requests whose Origin is not localhost get 403. Exit 6 when the port is in use.");
   cmd->callback([args] {
     std::signal(SIGPIPE, SIG_IGN);
+    server::tune_allocator_for_serving();
     server::WorkspaceServerOptions options;
     options.root = args->root;
     options.create_root = true;
     options.read_only = args->read_only;
     options.sandbox = args->sandbox;
+    options.fsync = args->fsync;
     options.diagnostics = [](const std::string& line) {
       std::cerr << "weft serve: " << line << "\n";
     };

@@ -90,6 +90,13 @@ Result<ReadBytesResult> HostFilesystem::do_read_bytes(std::string_view path, int
   WEFT_RETURN_IF_ERROR(check_page_args(offset, limit));
   WEFT_ASSIGN_OR_RETURN(NormalPath p, normalize(path));
   WEFT_ASSIGN_OR_RETURN(std::string data, read_file(p));
+  if (offset == 0 && !limit) {  // the whole file: hand over the buffer instead of copying it
+    ReadBytesResult r;
+    r.path = p.str();
+    r.size_bytes = r.limit = static_cast<int64_t>(data.size());
+    r.content = std::move(data);
+    return r;
+  }
   return page_bytes(data, p.str(), offset, limit);
 }
 
@@ -152,12 +159,13 @@ Status HostFilesystem::replace_file(int dirfd, const NormalPath& p, std::string_
   if (keep_mode >= 0 && ::fchmod(fd.get(), static_cast<mode_t>(keep_mode)) != 0) {
     return fail(errno_status(errno, "keep the mode of", p.str()));
   }
-  if (::fsync(fd.get()) != 0) return fail(errno_status(errno, "sync", p.str()));
+  const bool sync = options_.durability == WriteDurability::kFsync;
+  if (sync && ::fsync(fd.get()) != 0) return fail(errno_status(errno, "sync", p.str()));
   fd.reset();
   int rc = no_replace ? ::renameat2(dirfd, tmp.c_str(), dirfd, p.name().c_str(), RENAME_NOREPLACE)
                       : ::renameat(dirfd, tmp.c_str(), dirfd, p.name().c_str());
   if (rc != 0) return fail(errno_status(errno, "replace", p.str()));
-  ::fsync(dirfd);  // best effort: make the rename durable
+  if (sync) ::fsync(dirfd);  // best effort: make the rename durable
   return Status();
 }
 
@@ -170,7 +178,7 @@ Result<WriteResult> HostFilesystem::do_write(std::string_view path, std::string_
   struct stat st;
   WEFT_ASSIGN_OR_RETURN(bool exists, lstat_at(dir.get(), p.name(), &st));
   int keep_mode = -1;
-  std::string data;
+  std::string appended;  // append mode only: old content + `content`
   if (exists) {
     if (S_ISLNK(st.st_mode)) {
       return permission_denied("'" + p.str() +
@@ -190,10 +198,11 @@ Result<WriteResult> HostFilesystem::do_write(std::string_view path, std::string_
       struct stat now;
       if (::fstat(in.get(), &now) != 0) return errno_status(errno, "stat", p.str());
       WEFT_RETURN_IF_ERROR(check_file(now, p));
-      WEFT_RETURN_IF_ERROR(read_all(in.get(), p.str(), limits().max_read_file_bytes, &data));
+      WEFT_RETURN_IF_ERROR(read_all(in.get(), p.str(), limits().max_read_file_bytes, &appended));
+      appended.append(content);
     }
   }
-  data.append(content);
+  std::string_view data = mode == WriteMode::kAppend && exists ? appended : content;
   WEFT_RETURN_IF_ERROR(replace_file(dir.get(), p, data, keep_mode, mode == WriteMode::kCreate));
   return WriteResult{p.str(), static_cast<int64_t>(content.size()), mode};
 }

@@ -37,6 +37,8 @@ class HostFilesystem final : public Filesystem {
   Result<std::vector<GrepMatch>> do_grep(std::string_view pattern, std::string_view path,
                                          const std::optional<std::string>& glob,
                                          std::optional<int64_t> max_matches) override;
+  Result<std::vector<GrepMatch>> do_grep_with(std::string_view pattern, std::string_view path,
+                                              const GrepOptions& options) override;
   Result<WriteResult> do_write(std::string_view path, std::string_view content, WriteMode mode,
                                bool create_parents, bool text) override;
   Status do_remove(std::string_view path, bool recursive) override;
@@ -54,7 +56,8 @@ class HostFilesystem final : public Filesystem {
   Result<NormalPath> normalize_for_change(std::string_view path) const;
   Status check_file(const struct stat& st, const NormalPath& p) const;
   Result<std::string> read_file(const NormalPath& p) const;
-  // Atomically replaces (or creates) p with `data`: temp file, fsync, rename.
+  // Atomically replaces (or creates) p with `data`: temp file, rename (with the
+  // fsyncs of options_.durability).
   // `keep_mode` < 0 means a new file's default mode.
   Status replace_file(int dirfd, const NormalPath& p, std::string_view data, int keep_mode,
                       bool no_replace) const;

@@ -2,6 +2,8 @@
 // opened with O_NOFOLLOW (symlinks are never traversed), visiting entries in
 // byte order of their paths so results come out sorted and grep can stop at
 // max_matches. ".git" directories and weft's temporary files are skipped.
+// grep polls its cancellation flag before each directory entry, so a
+// cancelled scan stops within one file's search.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -47,8 +49,15 @@ struct GrepWalk {
   const NormalPath& base;
   int64_t max_bytes;
   bool allow_hard_links;
+  const std::atomic<bool>* cancel;
   std::vector<GrepMatch>* out;
   std::string buffer;
+  bool cancelled = false;
+
+  bool stop() {
+    if (cancel && cancel->load(std::memory_order_relaxed)) cancelled = true;
+    return cancelled || out->size() >= query.max();
+  }
 
   void file(int dirfd, const std::string& name, const std::string& path) {
     int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -65,7 +74,7 @@ struct GrepWalk {
     auto entries = read_dir(dirfd, true);
     if (!entries.ok()) return;
     for (const DirEntry& e : *entries) {
-      if (out->size() >= query.max()) return;
+      if (stop()) return;
       if (skipped(e)) continue;
       std::string child = rel.empty() ? e.name : rel + "/" + e.name;
       if (e.type == DT_DIR) {
@@ -105,15 +114,24 @@ Result<std::vector<GrepMatch>> HostFilesystem::do_grep(std::string_view pattern,
                                                        std::string_view path,
                                                        const std::optional<std::string>& glob,
                                                        std::optional<int64_t> max_matches) {
-  WEFT_ASSIGN_OR_RETURN(auto query, GrepQuery::compile(pattern, glob, max_matches, limits()));
+  return do_grep_with(pattern, path, GrepOptions{glob, max_matches, nullptr});
+}
+
+Result<std::vector<GrepMatch>> HostFilesystem::do_grep_with(std::string_view pattern,
+                                                            std::string_view path,
+                                                            const GrepOptions& options) {
+  WEFT_ASSIGN_OR_RETURN(auto query,
+                        GrepQuery::compile(pattern, options.glob, options.max_matches, limits()));
   WEFT_ASSIGN_OR_RETURN(NormalPath base, normalize(path));
   WEFT_ASSIGN_OR_RETURN(UniqueFd fd, root_.open_beneath(base, O_RDONLY | O_NONBLOCK));
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return errno_status(errno, "stat", base.str());
   std::vector<GrepMatch> out;
   if (S_ISDIR(st.st_mode)) {
-    GrepWalk walk{*query, base, limits().max_read_file_bytes, options_.allow_hard_links, &out, {}};
+    GrepWalk walk{*query,         base, limits().max_read_file_bytes, options_.allow_hard_links,
+                  options.cancel, &out};
     walk.walk(fd.get(), "");
+    if (walk.cancelled) return cancelled_error("grep was cancelled");
   } else {
     WEFT_RETURN_IF_ERROR(check_file(st, base));
     std::string data;

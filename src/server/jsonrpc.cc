@@ -151,11 +151,6 @@ Json make_request(const Json& id, std::string method, Json params) {
   return out;
 }
 
-std::string serialize(const Json& message) {
-  // dump() escapes control characters, so the line never holds a raw newline.
-  return message.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
 std::string id_key(const Json& id) {
   if (id.is_string()) return "s:" + id.get<std::string>();
   return "n:" + id.dump();

@@ -1,6 +1,8 @@
 // Builds the workspace MCP server (see include/weft/server/workspace_server.h).
 #include "weft/server/workspace_server.h"
 
+#include <malloc.h>
+
 #include <filesystem>
 #include <system_error>
 
@@ -16,9 +18,7 @@ constexpr const char* kInstructions =
     "fs_snapshot before risky changes; fs_restore brings it back.";
 
 Result<std::shared_ptr<Workspace>> open_workspace(const WorkspaceServerOptions& options) {
-  fs::HostOptions host;
-  host.limits = server_fs_limits();
-  host.read_only = options.read_only;
+  fs::HostOptions host = server_host_options(options);
   if (!options.sandbox) {
     WEFT_ASSIGN_OR_RETURN(auto fs, fs::make_host_filesystem(options.root, host));
     return std::make_shared<Workspace>(std::shared_ptr<fs::Filesystem>(std::move(fs)));
@@ -44,6 +44,22 @@ fs::FsLimits server_fs_limits() {
   limits.max_segment_length = 255;
   limits.max_grep_matches = 100'000;
   return limits;
+}
+
+fs::HostOptions server_host_options(const WorkspaceServerOptions& options) {
+  fs::HostOptions host;
+  host.limits = server_fs_limits();
+  host.read_only = options.read_only;
+  host.durability =
+      options.fsync ? fs::WriteDurability::kFsync : fs::WriteDurability::kAtomicRename;
+  return host;
+}
+
+void tune_allocator_for_serving() {
+  // Fixed thresholds also turn off glibc's dynamic mmap threshold, which otherwise moves
+  // with each freed chunk and still returns memory at the top of the heap.
+  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's maximum on 64-bit
+  ::mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }
 
 Result<WorkspaceServer> make_workspace_server(const WorkspaceServerOptions& options) {

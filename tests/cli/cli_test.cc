@@ -69,6 +69,21 @@ TEST_F(CliTest, HelpAndVersion) {
   EXPECT_EQ(weft("no-such-command", dir()).exit_code, 2);
 }
 
+TEST_F(CliTest, McpAndServeOfferFsyncAndMcpReportsIt) {
+  for (const char* command : {"mcp --help", "serve --help"}) {
+    CliRun help = weft(command, dir());
+    EXPECT_EQ(help.exit_code, 0) << command;
+    EXPECT_NE(help.out.find("--fsync"), std::string::npos) << command;
+  }
+  // End of input ends the server cleanly; the banner (stderr) says writes are fsync'd.
+  CliRun durable = weft("mcp --root . --fsync </dev/null 2>&1", dir());
+  EXPECT_EQ(durable.exit_code, 0);
+  EXPECT_NE(durable.out.find("fsync on every write"), std::string::npos) << durable.out;
+  CliRun fast = weft("mcp --root . </dev/null 2>&1", dir());
+  EXPECT_EQ(fast.exit_code, 0);
+  EXPECT_EQ(fast.out.find("fsync"), std::string::npos) << fast.out;
+}
+
 TEST_F(CliTest, LoroMergePrintsValueAndVersion) {
   write_file(dir() / "u1.json", kUpdate);
   write_file(dir() / "u2.json", kUpdate2);

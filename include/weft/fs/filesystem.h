@@ -21,12 +21,14 @@
 // Thread safety: every Filesystem is safe for concurrent calls from several
 // threads (the MCP server shares one instance across its workers). InMemory
 // operations are atomic with respect to each other; Host operations are each
-// atomic on disk (writes go through temp file + rename), and snapshot/restore
-// are serialised per instance. Concurrent writers to one path: the last
+// atomic on disk (writes go through temp file + rename; how durable they are
+// is HostOptions::durability), and snapshot/restore are serialised per
+// instance. Concurrent writers to one path: the last
 // rename wins, readers see the old or the new content, never a mix.
 #ifndef WEFT_FS_FILESYSTEM_H_
 #define WEFT_FS_FILESYSTEM_H_
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,6 +39,19 @@
 #include "weft/fs/types.h"
 
 namespace weft::fs {
+
+// Options of Filesystem::grep beyond the pattern and the base path.
+struct GrepOptions {
+  // Only files matching this glob (see Filesystem::grep).
+  std::optional<std::string> glob;
+  // Bound on the result (default and cap: limits().max_grep_matches).
+  std::optional<int64_t> max_matches;
+  // When non-null, polled while the scan runs; once it reads true the scan
+  // stops and grep returns kCancelled. The Host backend checks it before each
+  // file (a scan stops within one file's search); other backends check it
+  // before and after their scan. Must outlive the call.
+  const std::atomic<bool>* cancel = nullptr;
+};
 
 class Filesystem {
  public:
@@ -92,6 +107,13 @@ class Filesystem {
                                       std::optional<std::string> glob = std::nullopt,
                                       std::optional<int64_t> max_matches = std::nullopt) {
     return do_grep(pattern, path, glob, max_matches);
+  }
+
+  // As above with GrepOptions, which adds cancellation: kCancelled when
+  // options.cancel turned true before the scan finished.
+  Result<std::vector<GrepMatch>> grep(std::string_view pattern, std::string_view path,
+                                      const GrepOptions& options) {
+    return do_grep_with(pattern, path, options);
   }
 
   // --- write operations ----------------------------------------------------
@@ -181,6 +203,19 @@ class Filesystem {
   virtual Result<std::vector<GrepMatch>> do_grep(std::string_view pattern, std::string_view path,
                                                  const std::optional<std::string>& glob,
                                                  std::optional<int64_t> max_matches) = 0;
+  // Default: checks options.cancel before and after do_grep (the scan itself
+  // runs to completion). Backends with an incremental scan override it.
+  virtual Result<std::vector<GrepMatch>> do_grep_with(std::string_view pattern,
+                                                      std::string_view path,
+                                                      const GrepOptions& options) {
+    auto cancelled = [&] {
+      return options.cancel && options.cancel->load(std::memory_order_relaxed);
+    };
+    if (cancelled()) return cancelled_error("grep was cancelled");
+    auto out = do_grep(pattern, path, options.glob, options.max_matches);
+    if (out.ok() && cancelled()) return cancelled_error("grep was cancelled");
+    return out;
+  }
   virtual Result<WriteResult> do_write(std::string_view path, std::string_view content,
                                        WriteMode mode, bool create_parents, bool text) = 0;
   virtual Status do_remove(std::string_view path, bool recursive) = 0;
@@ -203,9 +238,28 @@ struct InMemoryOptions {
 // with structural sharing: unchanged files and directories share memory).
 std::unique_ptr<Filesystem> make_in_memory_filesystem(InMemoryOptions options = {});
 
+// How a Host write makes new content safe (HostOptions::durability). Both
+// modes write a temporary file in the target's directory and rename it over
+// the target, so a reader, or a writer that crashes mid-way, never sees a
+// torn file: the path holds the old content or the new, whole. They differ
+// only across a power cut or kernel crash.
+enum class WriteDurability {
+  // Temp file, fsync, rename, fsync of the directory: once the call returns
+  // the new content survives a power cut. Each write waits for one or two
+  // disk flushes (from ~1 ms on a fast SSD to tens of ms on a busy VM disk).
+  kFsync,
+  // Temp file + rename, no fsync: the kernel writes the data back later (in
+  // seconds). A power cut shortly after a write may leave the old content
+  // or, on some filesystems, an empty file. What editors and
+  // @modelcontextprotocol/server-filesystem do; the MCP server's default.
+  kAtomicRename,
+};
+
 struct HostOptions {
   FsLimits limits;
   bool read_only = false;
+  // The library default is full durability; see WriteDurability.
+  WriteDurability durability = WriteDurability::kFsync;
   // Where snapshot commits live; must be outside the root. Default:
   // $XDG_STATE_HOME/weft/snapshots/<hash of root>.git (else
   // ~/.local/state/weft/...). Created on the first snapshot.

@@ -64,6 +64,9 @@ class ToolContext {
   const std::vector<std::string>& roots() const { return roots_; }
   // True once the client cancelled the call; long loops check it and stop.
   bool cancelled() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
+  // The cancellation flag itself (null when the call cannot be cancelled), for code below the
+  // server that polls it, e.g. fs::GrepOptions::cancel. Lives as long as this context.
+  const std::atomic<bool>* cancel_flag() const { return cancel_.get(); }
   // Reports progress when the client asked for it (a no-op otherwise). `progress` must grow.
   void progress(double progress, double total, const std::string& message = "") const;
   // Sends a log notification when the client's level admits it.

@@ -21,6 +21,9 @@ struct WorkspaceServerOptions {
   bool create_root = false;  // create `root` when absent
   bool read_only = false;    // no writing tools, and a read-only filesystem underneath
   bool sandbox = false;      // serve through a bubblewrap SandboxWorkspace; adds shell_exec
+  // Writes fsync the file and its directory (fs::WriteDurability::kFsync). Default: atomic
+  // rename without fsync, like editors and the reference server (see fs::WriteDurability).
+  bool fsync = false;
   std::function<void(const std::string&)> diagnostics;  // log lines (stderr in the CLI)
 };
 
@@ -33,6 +36,17 @@ struct WorkspaceServer {
 // Filesystem limits suited to agents (larger than the seed's defaults: files
 // of several MB can be written and edited; grep may scan many matches).
 fs::FsLimits server_fs_limits();
+
+// The host filesystem options the server opens its workspace with (limits, read-only,
+// durability).
+fs::HostOptions server_host_options(const WorkspaceServerOptions& options);
+
+// Tunes the process's allocator for serving: freed buffers of up to 32 MB stay in the heap
+// for reuse instead of going back to the kernel. Without it every call that reads or edits
+// a large file gets fresh pages from the kernel and pays a page fault per 4 KiB (about a
+// third of an edit of a 1 MB file). Costs resident memory of a few times the largest file
+// handled. Process-wide: `weft mcp` and `weft serve` call it once at startup.
+void tune_allocator_for_serving();
 
 // Builds the server. kNotFound / kNotADirectory for a bad root (unless
 // create_root), kUnavailable when --sandbox cannot work here.

@@ -67,9 +67,12 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   std::optional<std::string> glob;
   if (args.contains("glob")) glob = arg_string(args, "glob");
   ctx.progress(0, 1, "searching");
-  auto found = ws->fs().grep(pattern, base, glob, mode == "content" ? max + 1 : kScanCap);
-  if (!found.ok()) return explain(found.status(), base);
+  // The scan polls the call's cancellation flag, so notifications/cancelled stops a long grep
+  // within one file instead of after the whole tree.
+  fs::GrepOptions options{glob, mode == "content" ? max + 1 : kScanCap, ctx.cancel_flag()};
+  auto found = ws->fs().grep(pattern, base, options);
   if (ctx.cancelled()) return cancelled_error("cancelled");
+  if (!found.ok()) return explain(found.status(), base);
   std::vector<fs::GrepMatch>& matches = *found;
   std::string text;
   Json structured = {{"mode", mode}};

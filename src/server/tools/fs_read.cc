@@ -1,5 +1,7 @@
 // fs_read: a page of a text file with numbered lines, the total line count
 // and whether more remains.
+#include <charconv>
+
 #include "server/tools/tool_util.h"
 
 namespace weft::server::tools {
@@ -20,8 +22,12 @@ std::string number_lines(std::string_view content, int64_t first) {
     size_t end = nl == std::string_view::npos ? content.size() : nl;
     std::string_view line = content.substr(pos, end - pos);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    int len = std::snprintf(num, sizeof num, "%6lld\t", static_cast<long long>(n++));
-    out.append(num, static_cast<size_t>(len));
+    // "%6lld\t" without snprintf's per-call parsing (a 100 KB file has ~1,500 lines).
+    char* end_of_num = std::to_chars(num, num + sizeof num, n++).ptr;
+    size_t digits = static_cast<size_t>(end_of_num - num);
+    if (digits < 6) out.append(6 - digits, ' ');
+    out.append(num, digits);
+    out.push_back('\t');
     if (line.size() > kMaxLineChars) {
       out.append(line.substr(0, kMaxLineChars));
       out.append(" [line cut at 2000 bytes]");

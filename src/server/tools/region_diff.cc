@@ -34,10 +34,17 @@ std::string region_diff(std::string_view a, std::string_view b,
                         const text::MakeDiffOptions& options) {
   if (a == b) return "";
   size_t limit = std::min(a.size(), b.size());
-  size_t prefix = std::mismatch(a.begin(), a.begin() + limit, b.begin()).first - a.begin();
+  size_t prefix = 0;
+  while (prefix < limit) {  // block compares first: a byte loop is slow on 1 MB files
+    size_t step = std::min<size_t>(4096, limit - prefix);
+    if (std::memcmp(a.data() + prefix, b.data() + prefix, step) != 0) break;
+    prefix += step;
+  }
+  prefix =
+      std::mismatch(a.begin() + prefix, a.begin() + limit, b.begin() + prefix).first - a.begin();
   size_t suffix = 0;
   const size_t max_suffix = limit - prefix;
-  while (suffix < max_suffix) {  // block compares first: a byte loop is slow on 1 MB files
+  while (suffix < max_suffix) {
     size_t step = std::min<size_t>(4096, max_suffix - suffix);
     if (std::memcmp(a.data() + a.size() - suffix - step, b.data() + b.size() - suffix - step,
                     step) != 0) {
