@@ -209,7 +209,7 @@ class DocCore {
   Result<ImportStatus> import_changes(std::vector<Change> incoming);
   Status commit(const CommitOptions& options);
   // Applies a local op to the state and the open transaction.
-  Status local_op(Op op);
+  Status local_op(Op&& op);
   Status check_editable(uint32_t container) const;
   bool txn_open() const { return !txn_ops.empty(); }
 

@@ -28,13 +28,6 @@ int unit_kind(PosUnit unit) {
 
 Status gone() { return failed_precondition("the handle is empty or its doc is gone"); }
 
-// The state of `id`, created on first use.
-detail::ContainerState& cstate(DocCore& core, const ContainerId& id, uint32_t* idx_out = nullptr) {
-  uint32_t idx = core.intern_container(id);
-  if (idx_out) *idx_out = idx;
-  return core.container_state(*core.state, idx);
-}
-
 const detail::ContainerState* cstate_if(const DocCore& core, const ContainerId& id) {
   auto it = core.container_index.find(id);
   if (it == core.container_index.end() || it->second >= core.state->containers.size())
@@ -88,6 +81,12 @@ Status delete_units(DocCore& core, uint32_t idx, size_t from, size_t to) {
 
 }  // namespace
 
+uint32_t ContainerRef::doc_index() const {
+  // A doc never renumbers its containers, so the first lookup stays valid.
+  if (index_ == kNoIndex) index_ = core_->intern_container(id_);
+  return index_;
+}
+
 bool ContainerRef::is_attached_to_root() const {
   if (!core_) return false;
   if (id_.is_root()) return true;
@@ -122,8 +121,8 @@ bool ContainerRef::is_attached_to_root() const {
 Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
   if (!core_) return gone();
   WEFT_RETURN_IF_ERROR(validate_utf8(text));
-  uint32_t idx;
-  auto& cs = cstate(*core_, id_, &idx);
+  const uint32_t idx = doc_index();
+  auto& cs = core_->container_state(*core_->state, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
   WEFT_ASSIGN_OR_RETURN(auto b, cs.locate(pos, unit_kind(unit)));
   if (text.empty()) return Status();
@@ -137,8 +136,8 @@ Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
 
 Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
   if (!core_) return gone();
-  uint32_t idx;
-  auto& cs = cstate(*core_, id_, &idx);
+  const uint32_t idx = doc_index();
+  auto& cs = core_->container_state(*core_->state, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
   WEFT_ASSIGN_OR_RETURN(auto a, cs.locate(pos, unit_kind(unit)));
   WEFT_ASSIGN_OR_RETURN(auto b, cs.locate(pos + len, unit_kind(unit)));
@@ -181,8 +180,8 @@ Status TextRef::mark(size_t start, size_t end, std::string_view key, const Value
   if (!core_) return gone();
   if (start >= end) return invalid_argument("mark needs start < end");
   if (holds_container(value)) return invalid_argument("a style value cannot hold a container");
-  uint32_t idx;
-  auto& cs = cstate(*core_, id_, &idx);
+  const uint32_t idx = doc_index();
+  auto& cs = core_->container_state(*core_->state, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
   WEFT_ASSIGN_OR_RETURN(auto a, cs.locate(start, unit_kind(unit)));
   WEFT_ASSIGN_OR_RETURN(auto b, cs.locate(end, unit_kind(unit)));
@@ -196,7 +195,7 @@ Status TextRef::mark(size_t start, size_t end, std::string_view key, const Value
   op.info = 0x80 | ((expand & 1) ? 0x04 : 0) | ((expand & 2) ? 0x02 : 0);
   bool ac = core_->auto_commit;
   core_->auto_commit = false;
-  Status st = core_->local_op(op);
+  Status st = core_->local_op(std::move(op));
   if (st.ok()) {
     Op end_op;
     end_op.kind = OpKind::kMarkEnd;
@@ -255,8 +254,8 @@ Status ListRef::insert(size_t index, const Value& value) {
   if (holds_container(value)) {
     return invalid_argument("list values cannot hold container references; use insert_container");
   }
-  uint32_t idx;
-  auto& cs = cstate(*core_, id_, &idx);
+  const uint32_t idx = doc_index();
+  auto& cs = core_->container_state(*core_->state, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
   if (index > cs.units()) {
     return out_of_range("list index " + std::to_string(index) + " is past the end (length " +
@@ -272,8 +271,8 @@ Status ListRef::insert(size_t index, const Value& value) {
 
 Status ListRef::erase(size_t index, size_t count) {
   if (!core_) return gone();
-  uint32_t idx;
-  auto& cs = cstate(*core_, id_, &idx);
+  const uint32_t idx = doc_index();
+  auto& cs = core_->container_state(*core_->state, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
   if (index + count > cs.units()) {
     return out_of_range("list range [" + std::to_string(index) + ", " +
@@ -289,8 +288,8 @@ Result<ContainerId> ListRef::insert_container(size_t index, ContainerType type) 
     return unimplemented("weft does not implement " + std::string(container_type_name(type)) +
                          " yet");
   }
-  uint32_t idx;
-  auto& cs = cstate(*core_, id_, &idx);
+  const uint32_t idx = doc_index();
+  auto& cs = core_->container_state(*core_->state, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
   if (index > cs.units()) return out_of_range("list index past the end");
   ContainerId child = ContainerId::child(ID{core_->peer, next_counter(*core_)}, type);
@@ -334,8 +333,8 @@ Status MapRef::set(std::string_view key, const Value& value) {
     return invalid_argument("map values cannot hold container references; use set_container");
   }
   WEFT_RETURN_IF_ERROR(validate_utf8(key));
-  uint32_t idx;
-  cstate(*core_, id_, &idx);
+  const uint32_t idx = doc_index();
+  core_->container_state(*core_->state, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
   Op op;
   op.kind = OpKind::kMapSet;
@@ -347,8 +346,8 @@ Status MapRef::set(std::string_view key, const Value& value) {
 
 Status MapRef::erase(std::string_view key) {
   if (!core_) return gone();
-  uint32_t idx;
-  auto& cs = cstate(*core_, id_, &idx);
+  const uint32_t idx = doc_index();
+  auto& cs = core_->container_state(*core_->state, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
   auto it = cs.map.find(std::string(key));
   if (it == cs.map.end() || !it->second.value) return Status();
@@ -366,8 +365,8 @@ Result<ContainerId> MapRef::set_container(std::string_view key, ContainerType ty
                          " yet");
   }
   WEFT_RETURN_IF_ERROR(validate_utf8(key));
-  uint32_t idx;
-  cstate(*core_, id_, &idx);
+  const uint32_t idx = doc_index();
+  core_->container_state(*core_->state, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
   ContainerId child = ContainerId::child(ID{core_->peer, next_counter(*core_)}, type);
   core_->intern_container(child);
@@ -414,8 +413,8 @@ ValueMap MapRef::values() const {
 Status CounterRef::increment(double delta) {
   if (!core_) return gone();
   if (!std::isfinite(delta)) return invalid_argument("counter delta must be finite");
-  uint32_t idx;
-  cstate(*core_, id_, &idx);
+  const uint32_t idx = doc_index();
+  core_->container_state(*core_->state, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
   Op op;
   op.kind = OpKind::kCounter;

@@ -126,6 +126,8 @@ bool Frontiers::contains(const ID& id) const {
   return std::binary_search(ids_.begin(), ids_.end(), id);
 }
 
+void Frontiers::assign(const ID& id) { ids_.assign(1, id); }
+
 void Frontiers::push(const ID& id) {
   auto it = std::lower_bound(ids_.begin(), ids_.end(), id);
   if (it == ids_.end() || !(*it == id)) ids_.insert(it, id);

@@ -22,8 +22,8 @@ void add_span(std::vector<IdSpan>& spans, PeerId p, Counter start, Counter end) 
 }
 
 // Appends `o` to `last` when it simply continues it (same container, counters
-// adjacent): typing on at the end of an insert, or forward-deleting on at the
-// same position. Returns false when `o` must stay a separate op.
+// adjacent): typing on at the end of an insert, forward-deleting on at the
+// same position, or backspacing on. Returns false when `o` must stay separate.
 bool extend_op(Op& last, Op& o) {
   if (last.container != o.container || last.kind != o.kind ||
       last.counter + last.atom_len() != o.counter) {
@@ -38,6 +38,18 @@ bool extend_op(Op& last, Op& o) {
       last.start_id.counter + last.len == o.start_id.counter) {
     last.len += o.len;
     return true;
+  }
+  // Backspace: one unit just left of what `last` deleted, whose id is just
+  // below it. The run keeps `pos` (its first unit) and counts down (len < 0);
+  // start_id stays the leftmost (lowest) id, as Loro writes it.
+  if (o.kind == OpKind::kSeqDelete && o.len == 1 && (last.len == 1 || last.len < 0)) {
+    const int32_t width = last.len < 0 ? -last.len : 1;
+    if (o.pos == last.pos - width && o.start_id.peer == last.start_id.peer &&
+        o.start_id.counter + 1 == last.start_id.counter) {
+      last.len = -(width + 1);
+      last.start_id = o.start_id;
+      return true;
+    }
   }
   return false;
 }
@@ -138,7 +150,7 @@ Status DocCore::check_editable(uint32_t container) const {
   return Status();
 }
 
-Status DocCore::local_op(Op op) {
+Status DocCore::local_op(Op&& op) {
   if (txn_ops.empty()) {
     txn_start = oplog_vv.get(self);
     txn_len = 0;
@@ -212,12 +224,12 @@ Status DocCore::commit(const CommitOptions& options) {
       }
       txn_ops.clear();
       oplog_vv.set(self, prev.end());
-      oplog_frontiers = Frontiers({ID{peer, prev.end() - 1}});
+      oplog_frontiers.assign(ID{peer, prev.end() - 1});
       merged = true;
     }
   }
-  Change ch;
   if (!merged) {
+    Change ch;
     ch.peer = self;
     ch.counter = start;
     ch.len = len;
@@ -226,8 +238,8 @@ Status DocCore::commit(const CommitOptions& options) {
     ch.timestamp = ts;
     ch.ops = std::move(txn_ops);
     txn_ops.clear();
+    append_change(std::move(ch));
   }
-  if (!merged) append_change(std::move(ch));
   state_frontiers = oplog_frontiers;
   if (gathering) {
     end_events(EventTrigger::kLocal, options.origin, options.message, txn_deps);

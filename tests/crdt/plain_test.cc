@@ -339,5 +339,52 @@ TEST(PlainStateTest, SetPlainListReadsBack) {
   EXPECT_EQ(*l.get(0), Value("x"));
 }
 
+TEST(LocalPathTest, KeystrokesMergeIntoRunsOfOneChange) {
+  Doc a(7);
+  TextRef t = a.get_text("t");
+  for (char c : std::string("hello world")) {
+    ASSERT_TRUE(t.insert(t.len(), std::string(1, c)).ok());
+    ASSERT_TRUE(a.commit().ok());
+  }
+  for (int i = 0; i < 3; ++i) {  // backspace x3: "rld" (ids 8..10)
+    ASSERT_TRUE(t.erase(t.len() - 1, 1).ok());
+    ASSERT_TRUE(a.commit().ok());
+  }
+  ASSERT_TRUE(t.erase(0, 1).ok());  // forward delete x2 in one txn: "he"
+  ASSERT_TRUE(t.erase(0, 1).ok());
+  ASSERT_TRUE(a.commit().ok());
+  EXPECT_EQ(t.to_string(), "llo wo");
+  const auto& core = *a.core();
+  ASSERT_EQ(core.changes.size(), 1u);
+  const auto& ops = core.changes[0].ops;
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops[0].text.size(), 11u);
+  EXPECT_EQ(ops[1].pos, 10);
+  EXPECT_EQ(ops[1].len, -3);
+  EXPECT_EQ(ops[1].start_id, (ID{7, 8}));  // the leftmost deleted id
+  EXPECT_EQ(ops[2].pos, 0);
+  EXPECT_EQ(ops[2].len, 2);
+  EXPECT_EQ(ops[2].start_id, (ID{7, 0}));
+  // Both encodings carry the runs to a doc that keeps a tracker.
+  for (const std::string& data : {a.export_json_updates(), a.export_updates()}) {
+    Doc b = tracker_doc(8);
+    ASSERT_TRUE(b.import(data).ok());
+    EXPECT_EQ(b.get_text("t").to_string(), "llo wo");
+  }
+  // Undo of a backspace run brings the characters back in place.
+  Doc c(9);
+  UndoManager undo(c);
+  TextRef ct = c.get_text("t");
+  ASSERT_TRUE(ct.insert(0, "abcd").ok());
+  ASSERT_TRUE(c.commit().ok());
+  ASSERT_TRUE(ct.erase(3, 1).ok());
+  ASSERT_TRUE(ct.erase(2, 1).ok());
+  ASSERT_TRUE(ct.erase(1, 1).ok());
+  ASSERT_TRUE(c.commit().ok());
+  EXPECT_EQ(ct.to_string(), "a");
+  ASSERT_TRUE(undo.undo().ok());
+  EXPECT_EQ(ct.to_string(), "abcd");
+}
+
 }  // namespace
 }  // namespace weft::crdt

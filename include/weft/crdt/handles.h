@@ -11,6 +11,7 @@
 #ifndef WEFT_CRDT_HANDLES_H_
 #define WEFT_CRDT_HANDLES_H_
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,8 +39,16 @@ class ContainerRef {
   bool is_attached_to_root() const;
 
  protected:
+  // The container's index in its doc (interned on first use, then cached).
+  // REQUIRES: valid().
+  uint32_t doc_index() const;
+
   std::shared_ptr<detail::DocCore> core_;
   ContainerId id_;
+
+ private:
+  static constexpr uint32_t kNoIndex = UINT32_MAX;
+  mutable uint32_t index_ = kNoIndex;
 };
 
 // A text: a sequence of Unicode scalar values (plus invisible style anchors).

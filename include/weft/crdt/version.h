@@ -76,6 +76,8 @@ class Frontiers {
   // Adds `id` (keeps the list sorted; does not remove dominated IDs, which
   // needs the causal graph).
   void push(const ID& id);
+  // Makes `id` the only ID (reusing the storage: a local commit does this).
+  void assign(const ID& id);
 
   // [{"peer":"<decimal>","counter":N},...] as compact JSON.
   std::string to_json_string() const;
