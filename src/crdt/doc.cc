@@ -108,14 +108,14 @@ void Doc::set_change_merge_interval(int64_t seconds) { core_->merge_interval = s
 
 Result<ImportStatus> Doc::import(std::string_view data, std::string_view origin) {
   WEFT_RETURN_IF_ERROR(core_->commit({}));
-  std::vector<detail::Change> changes;
-  if (detail::is_weft_binary(data)) {
-    WEFT_ASSIGN_OR_RETURN(changes, core_->decode_binary(data));
-  } else {
-    WEFT_ASSIGN_OR_RETURN(changes, core_->decode_json(data));
-  }
+  Result<ImportStatus> result = ImportStatus();
   core_->import_origin = std::string(origin);
-  auto result = core_->import_changes(std::move(changes));
+  if (detail::is_weft_binary(data)) {
+    result = core_->import_binary(data);
+  } else {
+    auto changes = core_->decode_json(data);
+    result = changes.ok() ? core_->import_changes(std::move(*changes)) : changes.status();
+  }
   core_->import_origin.clear();
   return result;
 }
