@@ -139,9 +139,19 @@ Result<SnapshotState> read_state_section(ByteReader& r, const DecodedTables& t,
 
 namespace {
 
-// Whether this build can set a container of `type` from its plain value.
-bool installable(ContainerType type) {
-  return type == ContainerType::kMap || type == ContainerType::kCounter;
+// Whether a container of `type` can be set from its plain value (Text and
+// List need the plain sequence state, which tests may switch off).
+bool installable(const DocCore& core, ContainerType type) {
+  switch (type) {
+    case ContainerType::kMap:
+    case ContainerType::kCounter:
+      return true;
+    case ContainerType::kText:
+    case ContainerType::kList:
+      return core.plain_enabled && core.state->plain;
+    default:
+      return false;
+  }
 }
 
 }  // namespace
@@ -152,7 +162,7 @@ bool can_install_snapshot(const DocCore& core, const DecodedBody& body) {
     return false;
   }
   for (const SnapshotState::Entry& e : body.state->entries) {
-    if (!installable(e.type)) return false;
+    if (!installable(core, e.type)) return false;
   }
   // The history must be appendable as it stands: each change continues its
   // author's counters and depends only on what precedes it.
@@ -193,6 +203,13 @@ ImportStatus install_snapshot(DocCore& core, DecodedBody& body) {
         break;
       case ContainerType::kCounter:
         cs.counter = e.counter;
+        break;
+      case ContainerType::kText:
+        // Cannot fail: the text was validated as UTF-8 and the type checked.
+        core.set_plain_text(s, e.container, e.text).ignore_error();
+        break;
+      case ContainerType::kList:
+        core.set_plain_list(s, e.container, std::move(e.list)).ignore_error();
         break;
       default:
         break;  // excluded by can_install_snapshot
