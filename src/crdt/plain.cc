@@ -10,7 +10,7 @@ namespace {
 
 // Chunks split above kChunkMax units into pieces of kChunkMax / 2: inserts
 // move at most a few KiB, and a cursor walk skips a chunk per step.
-constexpr size_t kChunkMax = 512;
+constexpr size_t kChunkMax = 256;
 
 }  // namespace
 

@@ -192,8 +192,22 @@ Status DocCore::commit(const CommitOptions& options) {
              std::chrono::system_clock::now().time_since_epoch())
              .count();
   }
-  for (const ID& d : txn_deps.ids()) {
-    if (const Change* dc = find_change(d.peer, d.counter)) ts = std::max(ts, dc->timestamp);
+  // Merge into the previous change the way Loro does: the commit continues
+  // this peer's last change (the latest in the log) directly on top of it,
+  // within the merge interval and with the same message.
+  Change* prev = nullptr;
+  if (!by_peer[self].empty() && by_peer[self].back() + 1 == changes.size()) {
+    Change& last = changes.back();
+    const auto& deps = txn_deps.ids();
+    if (last.end() == start && deps.size() == 1 && deps[0] == ID{peer, start - 1}) {
+      ts = std::max(ts, last.timestamp);  // the one dep is in `last`
+      if (ts - last.timestamp <= merge_interval && last.msg == options.message) prev = &last;
+    }
+  }
+  if (!prev) {
+    for (const ID& d : txn_deps.ids()) {
+      if (const Change* dc = find_change(d.peer, d.counter)) ts = std::max(ts, dc->timestamp);
+    }
   }
   CommitRecord record;
   if (!commit_hooks.empty()) {
@@ -208,25 +222,16 @@ Status DocCore::commit(const CommitOptions& options) {
   txn_len = 0;
   const VersionVector before =
       local_update_subscribers.empty() ? VersionVector() : to_public(oplog_vv);
-  // Merge into the previous change the way Loro does: it continues this
-  // peer's last change (which is the latest in the log), directly on top of
-  // it, within the merge interval and with the same message. The open ops are
-  // moved over in place (txn_ops keeps its capacity for the next keystroke).
-  bool merged = false;
-  if (!by_peer[self].empty() && by_peer[self].back() + 1 == changes.size()) {
-    Change& prev = changes.back();
-    const auto& deps = txn_deps.ids();
-    if (prev.end() == start && deps.size() == 1 && deps[0] == ID{peer, start - 1} &&
-        ts - prev.timestamp <= merge_interval && prev.msg == options.message) {
-      prev.len += len;
-      for (Op& o : txn_ops) {
-        if (!extend_op(prev.ops.back(), o)) prev.ops.push_back(std::move(o));
-      }
-      txn_ops.clear();
-      oplog_vv.set(self, prev.end());
-      oplog_frontiers.assign(ID{peer, prev.end() - 1});
-      merged = true;
+  // The open ops move over in place (txn_ops keeps its capacity).
+  const bool merged = prev != nullptr;
+  if (merged) {
+    prev->len += len;
+    for (Op& o : txn_ops) {
+      if (!extend_op(prev->ops.back(), o)) prev->ops.push_back(std::move(o));
     }
+    txn_ops.clear();
+    oplog_vv.set(self, prev->end());
+    oplog_frontiers.assign(ID{peer, prev->end() - 1});
   }
   if (!merged) {
     Change ch;
@@ -240,7 +245,10 @@ Status DocCore::commit(const CommitOptions& options) {
     txn_ops.clear();
     append_change(std::move(ch));
   }
-  state_frontiers = oplog_frontiers;
+  if (merged)
+    state_frontiers.assign(oplog_frontiers.ids()[0]);
+  else
+    state_frontiers = oplog_frontiers;
   if (gathering) {
     end_events(EventTrigger::kLocal, options.origin, options.message, txn_deps);
   }
