@@ -2,7 +2,10 @@
 // O_NOFOLLOW) instead of git_index_add_all so that: .gitignore and
 // .gitattributes have no say (ignored files are captured, bytes are never
 // filtered), symlinks are stored as links, and unchanged files cost one
-// fstatat each (the index in the store is the stat cache).
+// fstatat each (the index in the store is the stat cache). The new objects
+// of a snapshot go into one pack (git_pack.h); the snapshots form one chain
+// of commits under a single ref, so a snapshot creates ~4 files whatever
+// its size (pack, pack index, ref, index).
 #include "git_store.h"
 
 #include <dirent.h>
@@ -17,16 +20,27 @@
 #include <unordered_set>
 
 #include "common.h"
+#include "git_pack.h"
 #include "host_io.h"
 
 namespace weft::fs::internal {
 namespace {
 
-constexpr const char* kRefPrefix = "refs/weft/snapshots/";
-constexpr const char* kHeadRef = "refs/weft/head";
+// Every snapshot commit's first parent is the snapshot made before it, and
+// kLogRef names the newest: one ref keeps them all alive and lists them.
+constexpr const char* kLogRef = "refs/weft/log";
+// Stores written before the chain existed: one ref per snapshot, and the
+// last snapshotted or restored commit. Still read, never written.
+constexpr const char* kLegacyRefPrefix = "refs/weft/snapshots/";
+constexpr const char* kLegacyHeadRef = "refs/weft/head";
 
 Status git_failure(std::string_view what) {
   const ::git_error* e = git_error_last();
+  if (e && (e->klass == GIT_ERROR_ZLIB || e->klass == GIT_ERROR_ODB)) {
+    return data_loss("snapshot store: " + std::string(what) + ": " +
+                     (e->message ? e->message : "corrupt object") +
+                     " (the store's object files are damaged)");
+  }
   return unavailable("snapshot store: " + std::string(what) + ": " +
                      (e && e->message ? e->message : "unknown libgit2 error"));
 }
@@ -112,10 +126,11 @@ bool same_stat(const git_index_entry* e, const struct stat& st, uint32_t mode) {
 
 // Scans the tree into the index, hashing only files whose stat changed.
 struct Scanner {
-  git_repository* repo;
+  PackWriter* pack;
   git_index* index;
   int64_t racy_after_sec;           // files modified at/after this second are re-hashed next time
   size_t known = 0;                 // walked files the index already had
+  bool changed = false;             // an entry was added, updated or removed
   std::vector<std::string> walked;  // every captured path, to find deletions
   std::string buffer;
 
@@ -146,9 +161,8 @@ struct Scanner {
       if (!fd.valid()) return errno_status(errno, "open", path);
       WEFT_RETURN_IF_ERROR(read_all(fd.get(), path, int64_t{1} << 40, &buffer));
     }
-    if (git_blob_create_from_buffer(&entry.id, repo, buffer.data(), buffer.size()) != 0) {
-      return git_failure("store " + path);
-    }
+    WEFT_RETURN_IF_ERROR(pack_add_blob(pack, buffer, &entry.id));
+    changed = true;
     entry.mode = mode;
     entry.file_size = static_cast<uint32_t>(st.st_size);
     entry.ino = static_cast<uint32_t>(st.st_ino);
@@ -198,6 +212,7 @@ struct Scanner {
     }
     for (const std::string& p : gone) {
       if (git_index_remove(index, p.c_str(), 0) != 0) return git_failure("unindex " + p);
+      changed = true;
     }
     return Status();
   }
@@ -240,10 +255,39 @@ Result<bool> prune_empty_dirs(int dirfd, const std::string& rel) {
   return left == 0;
 }
 
+// Reads (inflates) every object under `tree`, so that corruption is found
+// before a restore changes anything.
+Status verify_tree(git_odb* odb, const git_tree* tree) {
+  struct Ctx {
+    git_odb* odb;
+    std::string failed;
+  } ctx{odb, {}};
+  int rc = git_tree_walk(
+      tree, GIT_TREEWALK_PRE,
+      [](const char* root, const git_tree_entry* e, void* payload) -> int {
+        auto* c = static_cast<Ctx*>(payload);
+        git_odb_object* obj = nullptr;
+        if (git_odb_read(&obj, c->odb, git_tree_entry_id(e)) != 0) {
+          c->failed = std::string(root) + git_tree_entry_name(e);
+          return -1;
+        }
+        git_odb_object_free(obj);
+        return 0;
+      },
+      &ctx);
+  if (rc == 0) return Status();
+  const ::git_error* e = git_error_last();
+  return data_loss("snapshot store: cannot read '" + ctx.failed + "' of the snapshot: " +
+                   (e && e->message ? e->message : "object missing or damaged") +
+                   " (the store's object files are damaged; the workspace was not changed)");
+}
+
 }  // namespace
 
 struct GitSnapshotStore::Repo {
   git_repository* repo = nullptr;
+  git_odb* odb = nullptr;      // owned by repo
+  PackWriter* pack = nullptr;  // owned by odb
   ~Repo() {
     if (repo) git_repository_free(repo);
   }
@@ -291,6 +335,13 @@ Status GitSnapshotStore::open_locked(bool create) {
       if (odb) git_odb_free(odb);
       return git_failure("open object database");
     }
+    auto pack = attach_pack_writer(odb, objects);
+    if (!pack.ok()) {
+      git_odb_free(odb);
+      return pack.status();
+    }
+    r->pack = *pack;
+    r->odb = odb;
     git_repository_set_odb(r->repo, odb);
     git_odb_free(odb);
   }
@@ -304,11 +355,28 @@ Status GitSnapshotStore::open_locked(bool create) {
 Result<FilesystemSnapshot> GitSnapshotStore::snapshot(std::optional<std::string> tag) {
   std::lock_guard lock(mu_);
   WEFT_RETURN_IF_ERROR(open_locked(true));
-  git_repository* repo = repo_->repo;
-  GitPtr<git_index, git_index_free> index;
-  if (git_repository_index(index.out(), repo) != 0) return git_failure("open index");
-  if (git_index_read(index.get(), 0) != 0) return git_failure("read index");
+  bool reopen = false;
+  Result<FilesystemSnapshot> rec = invalid_argument("unset");
+  {
+    GitPtr<git_index, git_index_free> index;
+    if (git_repository_index(index.out(), repo_->repo) != 0) return git_failure("open index");
+    if (git_index_read(index.get(), 0) != 0) return git_failure("read index");
+    WEFT_RETURN_IF_ERROR(pack_begin(repo_->pack));
+    rec = snapshot_locked(index.get(), std::move(tag), &reopen);
+    if (!rec.ok()) {
+      // Forget the entries of this attempt: their blobs were never stored.
+      pack_abort(repo_->pack);
+      git_index_read(index.get(), 1);
+    }
+  }
+  if (reopen) repo_.reset();  // libgit2 still lists the packs merged away
+  return rec;
+}
 
+Result<FilesystemSnapshot> GitSnapshotStore::snapshot_locked(git_index* index,
+                                                             std::optional<std::string> tag,
+                                                             bool* reopen) {
+  git_repository* repo = repo_->repo;
   FilesystemSnapshot rec;
   rec.snapshot_id = random_uuid();
   rec.created_at = Clock::now();
@@ -319,27 +387,28 @@ Result<FilesystemSnapshot> GitSnapshotStore::snapshot(std::optional<std::string>
   UniqueFd rootfd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!rootfd.valid()) return errno_status(errno, "open workspace root", root_);
   Scanner scan{
-      repo,
-      index.get(),
+      repo_->pack,
+      index,
       std::chrono::duration_cast<std::chrono::seconds>(rec.created_at.time_since_epoch()).count() -
           1,
       {},
+      {},
       {}};
-  size_t entries_before = git_index_entrycount(index.get());
+  size_t entries_before = git_index_entrycount(index);
   WEFT_RETURN_IF_ERROR(scan.walk(rootfd.get(), ""));
   WEFT_RETURN_IF_ERROR(scan.remove_unseen(entries_before));
   git_oid tree_id;
-  if (git_index_write_tree(&tree_id, index.get()) != 0) return git_failure("write tree");
-  if (git_index_write(index.get()) != 0) return git_failure("write index");
+  if (git_index_write_tree(&tree_id, index) != 0) return git_failure("write tree");
 
   GitPtr<git_tree, git_tree_free> tree;
   if (git_tree_lookup(tree.out(), repo, &tree_id) != 0) return git_failure("look up tree");
   GitPtr<git_commit, git_commit_free> parent;
-  git_oid head;
+  git_oid prev;
   const git_commit* parents[1];
   size_t nparents = 0;
-  if (git_reference_name_to_id(&head, repo, kHeadRef) == 0 &&
-      git_commit_lookup(parent.out(), repo, &head) == 0) {
+  if ((git_reference_name_to_id(&prev, repo, kLogRef) == 0 ||
+       git_reference_name_to_id(&prev, repo, kLegacyHeadRef) == 0) &&
+      git_commit_lookup(parent.out(), repo, &prev) == 0) {
     parents[0] = parent.get();
     nparents = 1;
   }
@@ -358,12 +427,13 @@ Result<FilesystemSnapshot> GitSnapshotStore::snapshot(std::optional<std::string>
   char hex[GIT_OID_HEXSZ + 1];
   git_oid_tostr(hex, sizeof hex, &commit_id);
   rec.commit_ref = hex;
-  GitPtr<git_reference, git_reference_free> ref, head_ref;
-  std::string ref_name = std::string(kRefPrefix) + rec.snapshot_id;
-  if (git_reference_create(ref.out(), repo, ref_name.c_str(), &commit_id, 1, nullptr) != 0 ||
-      git_reference_create(head_ref.out(), repo, kHeadRef, &commit_id, 1, nullptr) != 0) {
+  // Objects first, then the ref that names them, then the stat cache.
+  WEFT_RETURN_IF_ERROR(pack_finish(repo_->pack, repo_->odb, reopen));
+  GitPtr<git_reference, git_reference_free> ref;
+  if (git_reference_create(ref.out(), repo, kLogRef, &commit_id, 1, nullptr) != 0) {
     return git_failure("record snapshot ref");
   }
+  if (scan.changed && git_index_write(index) != 0) return git_failure("write index");
   return rec;
 }
 
@@ -393,12 +463,16 @@ Status GitSnapshotStore::restore(const FilesystemSnapshot& snapshot) {
     return invalid_argument("commit_ref '" + snapshot.commit_ref + "' is not a git commit id");
   }
   GitPtr<git_commit, git_commit_free> commit;
-  if (git_commit_lookup(commit.out(), repo, &id) != 0) {
+  if (int rc = git_commit_lookup(commit.out(), repo, &id); rc != 0) {
+    if (rc != GIT_ENOTFOUND) return git_failure("read snapshot commit " + snapshot.commit_ref);
     return not_found("snapshot commit " + snapshot.commit_ref + " is not in store '" + git_dir_ +
                      "'");
   }
   GitPtr<git_tree, git_tree_free> tree;
   if (git_commit_tree(tree.out(), commit.get()) != 0) return git_failure("read snapshot tree");
+  // Read every object once before touching the workspace: a damaged store
+  // must fail here (kDataLoss), not halfway through the checkout.
+  WEFT_RETURN_IF_ERROR(verify_tree(repo_->odb, tree.get()));
   // libgit2's checkout would write through a symlink planted where the
   // snapshot has a directory; remove every link first (links the snapshot
   // holds are recreated by the checkout).
@@ -419,10 +493,6 @@ Status GitSnapshotStore::restore(const FilesystemSnapshot& snapshot) {
     if (!rootfd.valid()) return errno_status(errno, "open workspace root", root_);
     WEFT_RETURN_IF_ERROR(prune_empty_dirs(rootfd.get(), "").status());
   }
-  GitPtr<git_reference, git_reference_free> head_ref;
-  if (git_reference_create(head_ref.out(), repo, kHeadRef, &id, 1, nullptr) != 0) {
-    return git_failure("move head");
-  }
   return Status();
 }
 
@@ -432,34 +502,48 @@ Result<std::vector<FilesystemSnapshot>> GitSnapshotStore::list() {
   Status opened = open_locked(false);
   if (opened.code() == StatusCode::kNotFound) return out;  // no snapshot yet
   WEFT_RETURN_IF_ERROR(opened);
+  git_repository* repo = repo_->repo;
+  std::unordered_set<std::string> seen;
+  // Adds the snapshot recorded in commit `id`; returns its first parent's id, if any.
+  auto add = [&](const git_oid& id) -> std::optional<git_oid> {
+    GitPtr<git_commit, git_commit_free> commit;
+    if (git_commit_lookup(commit.out(), repo, &id) != 0) return std::nullopt;
+    char hex[GIT_OID_HEXSZ + 1];
+    git_oid_tostr(hex, sizeof hex, &id);
+    if (!seen.insert(hex).second) return std::nullopt;  // already listed, and so are its parents
+    std::string msg = git_commit_message(commit.get());
+    size_t brace = msg.find('{');
+    if (brace != std::string::npos) {
+      auto rec = snapshot_from_json(msg.substr(brace));
+      if (rec.ok()) {
+        rec->commit_ref = hex;
+        out.push_back(std::move(*rec));
+      }
+    }
+    if (git_commit_parentcount(commit.get()) == 0) return std::nullopt;
+    return *git_commit_parent_id(commit.get(), 0);
+  };
+  git_oid tip;
+  if (git_reference_name_to_id(&tip, repo, kLogRef) == 0) {
+    for (std::optional<git_oid> at = tip; at; at = add(*at)) {
+    }
+  }
   struct Ctx {
     git_repository* repo;
-    std::vector<FilesystemSnapshot>* out;
-  } ctx{repo_->repo, &out};
-  std::string glob = std::string(kRefPrefix) + "*";
+    std::vector<git_oid> ids;
+  } ctx{repo, {}};
+  std::string glob = std::string(kLegacyRefPrefix) + "*";
   int rc = git_reference_foreach_glob(
-      repo_->repo, glob.c_str(),
+      repo, glob.c_str(),
       [](const char* name, void* payload) -> int {
         auto* c = static_cast<Ctx*>(payload);
         git_oid id;
-        GitPtr<git_commit, git_commit_free> commit;
-        if (git_reference_name_to_id(&id, c->repo, name) != 0 ||
-            git_commit_lookup(commit.out(), c->repo, &id) != 0) {
-          return 0;
-        }
-        std::string msg = git_commit_message(commit.get());
-        size_t brace = msg.find('{');
-        if (brace == std::string::npos) return 0;
-        auto rec = snapshot_from_json(msg.substr(brace));
-        if (!rec.ok()) return 0;
-        char hex[GIT_OID_HEXSZ + 1];
-        git_oid_tostr(hex, sizeof hex, &id);
-        rec->commit_ref = hex;
-        c->out->push_back(std::move(*rec));
+        if (git_reference_name_to_id(&id, c->repo, name) == 0) c->ids.push_back(id);
         return 0;
       },
       &ctx);
   if (rc != 0) return git_failure("list snapshots");
+  for (const git_oid& id : ctx.ids) (void)add(id);
   std::sort(out.begin(), out.end(),
             [](const auto& a, const auto& b) { return a.created_at < b.created_at; });
   return out;

@@ -1,9 +1,11 @@
 // GitSnapshotStore: snapshots of a host directory as commits in a libgit2
 // repository kept outside the directory. The index (in the store) is the
-// stat cache that makes a snapshot cost what changed; every snapshot commit
-// is kept alive by a ref refs/weft/snapshots/<snapshot_id> and carries its
-// record (JSON) in the commit message, so snapshots() and a restore from
-// another process need nothing but the store. Private to fs/.
+// stat cache that makes a snapshot cost what changed; each snapshot's new
+// objects go into one pack file. The snapshot commits form one chain (first
+// parent = the snapshot made before) kept alive by the ref refs/weft/log,
+// and each carries its record (JSON) in the commit message, so snapshots()
+// and a restore from another process need nothing but the store. Private
+// to fs/.
 //
 // Thread safety: all methods lock an internal mutex.
 #ifndef WEFT_SRC_FS_GIT_STORE_H_
@@ -17,6 +19,8 @@
 
 #include "weft/base/status.h"
 #include "weft/fs/types.h"
+
+struct git_index;
 
 namespace weft::fs::internal {
 
@@ -37,6 +41,9 @@ class GitSnapshotStore {
  private:
   GitSnapshotStore() = default;
   Status open_locked(bool create);
+  // The snapshot proper; sets *reopen when the repository must be reopened.
+  Result<FilesystemSnapshot> snapshot_locked(git_index* index, std::optional<std::string> tag,
+                                             bool* reopen);
 
   std::mutex mu_;
   std::string root_;

@@ -1,8 +1,10 @@
 // SandboxWorkspace: a HostFilesystem over an overlay directory plus exec()
-// through bubblewrap. The sandbox's root is bubblewrap's own tmpfs with each
-// top-level host directory bound read-only (so /workspace can be created),
-// a private /tmp, /dev and /proc, all namespaces unshared (no network) and the
-// overlay bound read-write at /workspace.
+// through bubblewrap. The sandbox's root is bubblewrap's own tmpfs holding
+// only the configured read-only paths (system directories, a few /etc
+// files), a private /tmp, a minimal /dev, /proc, all namespaces unshared (no
+// network) and the overlay bound read-write at /workspace. Whatever is not
+// listed (home directories, /root, /var, /work, the user's state directory
+// with the snapshot store) does not exist inside.
 #include "weft/fs/sandbox.h"
 
 #include <dirent.h>
@@ -127,24 +129,64 @@ ExecResult collect(Spawned& s, Ms timeout, int64_t max_bytes) {
   return r;
 }
 
-// The bubblewrap arguments that build the sandbox's root.
-std::vector<std::string> root_binds(const std::string& bwrap) {
-  std::vector<std::string> a{bwrap};
-  std::error_code ec;
-  for (const auto& e : stdfs::directory_iterator("/", ec)) {
-    std::string path = e.path().string();
-    std::string name = e.path().filename().string();
-    if (name == "proc" || name == "dev" || name == "tmp" || name == "workspace") continue;
-    if (e.is_symlink(ec)) {
-      a.insert(a.end(), {"--symlink", stdfs::read_symlink(e.path(), ec).string(), path});
-    } else if (e.is_directory(ec)) {
+bool is_within(const std::string& path, const std::string& dir) {
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                         (dir == "/" || path[dir.size()] == '/'));
+}
+
+Status check_read_only_path(const std::string& p) {
+  bool ok = !p.empty() && p[0] == '/' && p.find('\0') == std::string::npos;
+  for (size_t start = 1; ok && start <= p.size();) {
+    size_t slash = std::min(p.find('/', start), p.size());
+    std::string_view seg(p.data() + start, slash - start);
+    ok = seg != "." && seg != ".." && (!seg.empty() || slash == p.size());
+    start = slash + 1;
+  }
+  if (!ok) {
+    return invalid_argument("sandbox read-only path '" + p +
+                            "' must be absolute, without '.' or '..' segments");
+  }
+  return Status();
+}
+
+// The bubblewrap arguments that build the sandbox's root: /dev, /proc, a
+// private /tmp and /var/tmp, then each path bound read-only where it exists
+// (links recreated as links; a path under /tmp lands in the private one).
+std::vector<std::string> root_binds(const std::string& bwrap,
+                                    const std::vector<std::string>& read_only) {
+  std::vector<std::string> a{
+      bwrap,    "--unshare-all", "--die-with-parent", "--new-session", "--dev",   "/dev",
+      "--proc", "/proc",         "--tmpfs",           "/tmp",          "--tmpfs", "/var/tmp"};
+  for (const std::string& path : read_only) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) continue;
+    if (S_ISLNK(st.st_mode)) {
+      std::error_code ec;
+      std::string target = stdfs::read_symlink(path, ec).string();
+      if (!ec) a.insert(a.end(), {"--symlink", target, path});
+    } else {
       a.insert(a.end(), {"--ro-bind-try", path, path});
     }
   }
-  a.insert(a.end(), {"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-all",
-                     "--die-with-parent", "--new-session"});
   return a;
 }
+
+}  // namespace
+
+std::vector<std::string> default_sandbox_read_only_paths() {
+  return {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+          // the dynamic loader, users and name service
+          "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd", "/etc/group",
+          "/etc/nsswitch.conf", "/etc/host.conf", "/etc/hosts",
+          // certificates, alternatives (/usr/bin links point here), time, locale
+          "/etc/ssl", "/etc/ca-certificates", "/etc/alternatives", "/etc/localtime",
+          "/etc/timezone", "/etc/locale.alias", "/etc/locale.conf", "/etc/default/locale",
+          // shells and common tools' system-wide configuration
+          "/etc/profile", "/etc/bash.bashrc", "/etc/inputrc", "/etc/mime.types", "/etc/magic",
+          "/etc/gitconfig", "/etc/python3", "/etc/perl"};
+}
+
+namespace {
 
 class Sandbox final : public SandboxWorkspace {
  public:
@@ -177,16 +219,24 @@ class Sandbox final : public SandboxWorkspace {
     auto st = host_->stat(cwd.str());
     if (!st.ok()) return not_found("exec cwd '" + cwd.str() + "' does not exist in the workspace");
     if (!st->is_directory) return not_a_directory("exec cwd '" + cwd.str() + "' is a file");
-    std::vector<std::string> args = root_binds(options_.bwrap_path);
+    std::vector<std::string> args = root_binds(options_.bwrap_path, options_.read_only_paths);
     if (options_.host.git_dir) {
+      // Only reachable when a configured path contains the store: hide it.
       std::error_code ec;
-      if (stdfs::is_directory(*options_.host.git_dir, ec)) {
-        args.insert(args.end(), {"--tmpfs", *options_.host.git_dir});  // hide the store
+      for (const std::string& p : options_.read_only_paths) {
+        if (is_within(*options_.host.git_dir, p) &&
+            stdfs::is_directory(*options_.host.git_dir, ec)) {
+          args.insert(args.end(), {"--tmpfs", *options_.host.git_dir});
+          break;
+        }
       }
     }
-    args.insert(args.end(),
-                {read_only() ? "--ro-bind" : "--bind", root(), "/workspace", "--chdir",
-                 cwd.is_root() ? std::string("/workspace") : "/workspace/" + cwd.str(), "--"});
+    // Last, the root tmpfs itself becomes read-only (only /workspace and the
+    // private /tmp, /var/tmp stay writable).
+    args.insert(
+        args.end(),
+        {read_only() ? "--ro-bind" : "--bind", root(), "/workspace", "--remount-ro", "/", "--chdir",
+         cwd.is_root() ? std::string("/workspace") : "/workspace/" + cwd.str(), "--"});
     args.insert(args.end(), argv.begin(), argv.end());
     std::map<std::string, std::string> env = options.env;
     env.emplace("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin");
@@ -252,7 +302,7 @@ class Sandbox final : public SandboxWorkspace {
 }  // namespace
 
 Status sandbox_available(const std::string& bwrap_path) {
-  std::vector<std::string> args = root_binds(bwrap_path);
+  std::vector<std::string> args = root_binds(bwrap_path, default_sandbox_read_only_paths());
   args.insert(args.end(), {"--", "true"});
   auto s = spawn(args, {"PATH=/usr/bin:/bin"});
   if (!s.ok()) return s.status();
@@ -267,6 +317,12 @@ Status sandbox_available(const std::string& bwrap_path) {
 }
 
 Result<std::unique_ptr<SandboxWorkspace>> make_sandbox_workspace(SandboxOptions options) {
+  options.read_only_paths.insert(options.read_only_paths.end(),
+                                 options.extra_read_only_paths.begin(),
+                                 options.extra_read_only_paths.end());
+  options.extra_read_only_paths.clear();
+  for (const std::string& p : options.read_only_paths)
+    WEFT_RETURN_IF_ERROR(check_read_only_path(p));
   bool owns = false;
   std::error_code ec;
   if (!options.overlay_dir) {

@@ -1,5 +1,7 @@
 // SandboxWorkspace: exec() under bubblewrap (skipped with the reason when
 // bubblewrap cannot create namespaces here) and hydration.
+#include <stdlib.h>
+
 #include <fstream>
 
 #include "backends.h"
@@ -89,6 +91,75 @@ TEST_F(SandboxExec, RestOfSystemReadOnlyNoNetworkStoreHidden) {
   EXPECT_NE(r->stdout_text.find("0\n"), std::string::npos) << r->stdout_text;  // store hidden
   EXPECT_NE(r->stdout_text.find("lo"), std::string::npos);
   EXPECT_EQ(r->stdout_text.find("eth"), std::string::npos) << "[" << r->stdout_text << "]";
+}
+
+TEST_F(SandboxExec, HostFilesOutsideTheWorkspaceAreInvisible) {
+  ASSERT_TRUE(ws_->snapshot().ok());
+  // A secret in a host temp dir and one under $HOME (as the user's files are).
+  std::string tmp_secret = (tmp_.path() / "secret.txt").string();
+  { std::ofstream(tmp_secret) << "TMP-SECRET\n"; }
+  const char* home_env = std::getenv("HOME");
+  std::string home = home_env && *home_env == '/' ? home_env : "/root";
+  std::string home_dir = home + "/weft-sandbox-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(home_dir.data()), nullptr);
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      stdfs::remove_all(dir, ec);
+    }
+  } cleanup{home_dir};
+  std::string home_secret = home_dir + "/secret.txt";
+  { std::ofstream(home_secret) << "HOME-SECRET\n"; }
+  std::string store = (tmp_.path() / "store.git").string();
+  ASSERT_TRUE(stdfs::is_directory(store));
+  auto r = ws_->exec({"/bin/sh", "-c",
+                      "cat " + tmp_secret + " " + home_secret + " 2>/dev/null; " + "for p in " +
+                          store + " " + home + " /root /home /work /var/lib /srv " + ws_->root() +
+                          "; do test -e $p && echo SEES $p; done; echo done"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->stdout_text, "done\n");
+  EXPECT_EQ(r->exit_code, 0);
+}
+
+TEST_F(SandboxExec, CommonToolsStillRun) {
+  ASSERT_TRUE(ws_->write("x.py", "print(6 * 7)\n").ok());
+  auto r = ws_->exec({"/bin/sh", "-c",
+                      "ls /usr/bin >/dev/null && echo ls-ok; id -un >/dev/null && echo id-ok; "
+                      "echo hi | tr a-z A-Z"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->stdout_text, "ls-ok\nid-ok\nHI\n") << r->stderr_text;
+  if (stdfs::exists("/usr/bin/python3")) {
+    auto py = ws_->exec({"python3", "x.py"});
+    ASSERT_TRUE(py.ok());
+    EXPECT_EQ(py->stdout_text, "42\n") << py->stderr_text;
+  }
+  if (stdfs::exists("/usr/bin/git")) {
+    auto git = ws_->exec({"/bin/sh", "-c", "git init -q . && git status --short && echo git-ok"});
+    ASSERT_TRUE(git.ok());
+    EXPECT_EQ(git->stdout_text, "?? x.py\ngit-ok\n") << git->stderr_text;
+  }
+}
+
+TEST(SandboxPaths, ExtraReadOnlyPathsAreVisibleAndValidated) {
+  Status avail = sandbox_available();
+  if (!avail.ok()) GTEST_SKIP() << "bubblewrap unavailable here: " << avail;
+  weft::testing::TempDir tmp, tools;
+  { std::ofstream(tools.path() / "tool.txt") << "tool\n"; }
+  SandboxOptions o;
+  o.overlay_dir = (tmp.path() / "overlay").string();
+  o.host.git_dir = (tmp.path() / "store.git").string();
+  o.extra_read_only_paths = {tools.path().string()};
+  auto ws = make_sandbox_workspace(o);
+  ASSERT_TRUE(ws.ok()) << ws.status();
+  std::string file = (tools.path() / "tool.txt").string();
+  auto r = (*ws)->exec({"/bin/sh", "-c", "cat " + file + "; echo x >> " + file + " || echo RO"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->stdout_text, "tool\nRO\n");
+  for (std::string bad : {"relative/path", "/a/../etc", "/a/./b", ""}) {
+    o.extra_read_only_paths = {bad};
+    EXPECT_EQ(make_sandbox_workspace(o).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
 }
 
 TEST_F(SandboxExec, SnapshotCapturesCommandChanges) {

@@ -2,8 +2,9 @@
 // runtime. An overlay directory on the host, hydrated from host mounts and
 // served through a HostFilesystem (so it is a Filesystem itself, snapshots
 // included), in which exec() runs commands inside `bwrap`: the overlay bound
-// read-write at /workspace, the rest of the system read-only, a private /tmp,
-// no network, a time limit and bounded output.
+// read-write at /workspace, only the system paths programs need read-only
+// (not /home, /root, /var, the snapshot store...), a private /tmp, no
+// network, a time limit and bounded output.
 //
 // Thread safety: as Filesystem (filesystem.h); exec() may run concurrently
 // with itself and with filesystem calls.
@@ -41,6 +42,12 @@ struct ExecOptions {
   int64_t max_output_bytes = 1 << 20;
 };
 
+// The host paths a sandbox sees read-only by default: /usr, the /bin, /sbin
+// and /lib* links or directories, and the files under /etc that programs
+// read (dynamic loader cache, passwd/group, name service, certificates,
+// alternatives, time zone, locale and shell configuration).
+std::vector<std::string> default_sandbox_read_only_paths();
+
 struct SandboxOptions {
   // The overlay directory; created if absent. Default: a fresh directory
   // under $XDG_STATE_HOME/weft/sandboxes (removed with the workspace unless
@@ -52,6 +59,14 @@ struct SandboxOptions {
   std::vector<std::string> allowed_host_roots;
   HostOptions host;  // limits, read_only, snapshot store of the overlay
   std::string bwrap_path = "bwrap";
+  // Host paths visible (read-only, at the same path) inside the sandbox;
+  // missing ones are skipped, a symbolic link stays a link. Nothing else of
+  // the host is visible: the workspace is at /workspace, /tmp is private.
+  std::vector<std::string> read_only_paths = default_sandbox_read_only_paths();
+  // Added to read_only_paths (e.g. a toolchain under /opt). Absolute paths
+  // without "." or ".." segments, else make_sandbox_workspace fails with
+  // kInvalidArgument.
+  std::vector<std::string> extra_read_only_paths;
 };
 
 class SandboxWorkspace : public Filesystem {
@@ -72,7 +87,8 @@ class SandboxWorkspace : public Filesystem {
 // kUnavailable). Errors: as make_host_filesystem and hydrate_from_host.
 Result<std::unique_ptr<SandboxWorkspace>> make_sandbox_workspace(SandboxOptions options = {});
 
-// OK when `bwrap_path` can create the namespaces exec() needs on this machine;
+// OK when `bwrap_path` can create the namespaces exec() needs on this machine
+// (probed with the default read-only paths);
 // kUnavailable with bubblewrap's own message otherwise.
 Status sandbox_available(const std::string& bwrap_path = "bwrap");
 

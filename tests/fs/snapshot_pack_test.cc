@@ -1,0 +1,135 @@
+// The git snapshot store's pack files: each snapshot's objects go into one
+// pack (no loose objects), packs stay few after many snapshots, old
+// snapshots restore from a new instance, and a damaged pack gives a clear
+// kDataLoss without touching the workspace.
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "backends.h"
+
+namespace weft::fs::testing {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+class SnapshotPacks : public ::testing::Test {
+ protected:
+  weft::testing::TempDir root_, state_;
+  std::string git_dir() const { return (state_.path() / "store.git").string(); }
+  std::unique_ptr<Filesystem> open() {
+    HostOptions o;
+    o.git_dir = git_dir();
+    auto fs = make_host_filesystem(root_.path().string(), o);
+    EXPECT_TRUE(fs.ok()) << fs.status();
+    return fs.ok() ? std::move(*fs) : nullptr;
+  }
+  // Files under objects/ by kind: "pack" (.pack files) and "loose".
+  std::map<std::string, int> object_files() const {
+    std::map<std::string, int> n;
+    for (const auto& e : stdfs::recursive_directory_iterator(git_dir() + "/objects")) {
+      if (!e.is_regular_file()) continue;
+      std::string parent = e.path().parent_path().filename().string();
+      if (parent == "pack") {
+        n[e.path().extension().string()]++;
+      } else if (parent.size() == 2) {
+        n["loose"]++;
+      }
+    }
+    return n;
+  }
+};
+
+TEST_F(SnapshotPacks, OneSnapshotWritesOnePackAndNoLooseObject) {
+  auto fs = open();
+  for (int i = 0; i < 60; ++i) {
+    ASSERT_TRUE(fs->write("d" + std::to_string(i % 6) + "/f" + std::to_string(i) + ".txt",
+                          "content " + std::to_string(i))
+                    .ok());
+  }
+  auto s = fs->snapshot();
+  ASSERT_TRUE(s.ok()) << s.status();
+  auto files = object_files();
+  EXPECT_EQ(files[".pack"], 1);
+  EXPECT_EQ(files[".idx"], 1);
+  EXPECT_EQ(files["loose"], 0);
+  // No temporary file is left behind.
+  EXPECT_EQ(files.size(), 2u + (files.count("loose") ? 1u : 0u));
+  ASSERT_TRUE(fs->write("d1/f1.txt", "changed").ok());
+  ASSERT_TRUE(fs->restore(*s).ok());
+  EXPECT_EQ(fs->read("d1/f1.txt")->content, "content 1");
+}
+
+TEST_F(SnapshotPacks, ManySnapshotsKeepFewPacksAndOldOnesRestoreInANewInstance) {
+  std::vector<FilesystemSnapshot> snaps;
+  {
+    auto fs = open();
+    ASSERT_TRUE(fs->write("same.txt", "unchanged").ok());
+    for (int i = 0; i < 45; ++i) {
+      ASSERT_TRUE(fs->write("n.txt", "version " + std::to_string(i)).ok());
+      if (i % 2) {
+        ASSERT_TRUE(fs->write("odd/" + std::to_string(i), "o").ok());
+      }
+      auto s = fs->snapshot("s" + std::to_string(i));
+      ASSERT_TRUE(s.ok()) << i << ": " << s.status();
+      snaps.push_back(*s);
+    }
+  }
+  EXPECT_LE(object_files()[".pack"], 33);
+  auto fs = open();
+  auto listed = fs->snapshots();
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), snaps.size());
+  for (size_t i = 0; i < snaps.size(); ++i) {
+    EXPECT_EQ((*listed)[i].commit_ref, snaps[i].commit_ref) << i;
+    EXPECT_EQ((*listed)[i].tag, snaps[i].tag) << i;
+  }
+  for (int i : {0, 7, 30, 44}) {
+    ASSERT_TRUE(fs->restore(snaps[static_cast<size_t>(i)]).ok()) << i;
+    EXPECT_EQ(fs->read("n.txt")->content, "version " + std::to_string(i));
+    EXPECT_EQ(fs->read("same.txt")->content, "unchanged");
+    EXPECT_EQ(fs->exists("odd/43"), i == 44);
+    EXPECT_EQ(fs->exists("odd/1"), i >= 1);
+  }
+  // Snapshots go on after a restore; the chain keeps every one listed.
+  ASSERT_TRUE(fs->restore(snaps[3]).ok());
+  ASSERT_TRUE(fs->snapshot("after-restore").ok());
+  EXPECT_EQ(fs->snapshots()->size(), snaps.size() + 1);
+}
+
+TEST_F(SnapshotPacks, DamagedPackIsDataLossAndWorkspaceIsUntouched) {
+  std::string big;
+  for (int i = 0; big.size() < 200'000; ++i) big += "line " + std::to_string(i * 7919) + "\n";
+  FilesystemSnapshot snap;
+  {
+    auto fs = open();
+    { std::ofstream(root_.path() / "big.txt", std::ios::binary) << big; }  // over the write limit
+    auto s = fs->snapshot();
+    ASSERT_TRUE(s.ok()) << s.status();
+    snap = *s;
+  }
+  std::string pack;
+  for (const auto& e : stdfs::directory_iterator(git_dir() + "/objects/pack")) {
+    if (e.path().extension() == ".pack") pack = e.path().string();
+  }
+  ASSERT_FALSE(pack.empty());
+  stdfs::permissions(pack, stdfs::perms::owner_read | stdfs::perms::owner_write);
+  {
+    std::fstream f(pack, std::ios::in | std::ios::out | std::ios::binary);
+    auto size = stdfs::file_size(pack);
+    for (uintmax_t at = size / 4; at < size / 2; at += 97) {
+      f.seekp(static_cast<std::streamoff>(at));
+      f.put('\x5a');
+    }
+  }
+  auto fs = open();
+  ASSERT_TRUE(fs->write("big.txt", "edited after the snapshot").ok());
+  ASSERT_TRUE(fs->write("new.txt", "new").ok());
+  Status st = fs->restore(snap);
+  EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st;
+  EXPECT_EQ(fs->read("big.txt")->content, "edited after the snapshot");
+  EXPECT_TRUE(fs->exists("new.txt"));
+}
+
+}  // namespace
+}  // namespace weft::fs::testing
