@@ -136,7 +136,7 @@ struct CommitRecord {
   Counter start = 0, end = 0;
   std::string origin;
   std::vector<Op> ops;
-  std::vector<std::optional<Value>> map_prev;  // aligned with ops
+  std::vector<std::optional<Value>> map_prev;  // aligned with ops; may end early (= absent)
 };
 
 struct Subscriber {
@@ -248,7 +248,7 @@ class DocCore {
 
   // open transaction
   std::vector<Op> txn_ops;
-  std::vector<std::optional<Value>> txn_map_prev;  // aligned with txn_ops
+  std::vector<std::optional<Value>> txn_map_prev;  // aligned with txn_ops; may end early
   Counter txn_start = 0;
   Counter txn_len = 0;
   Frontiers txn_deps;

@@ -161,7 +161,8 @@ Status DocCore::local_op(Op&& op) {
   op.counter = counter;
   Lamport lamport = 0;
   std::optional<Value> prev;
-  if (op.kind == OpKind::kMapSet || op.kind == OpKind::kMapDelete) {
+  const bool map_op = op.kind == OpKind::kMapSet || op.kind == OpKind::kMapDelete;
+  if (map_op) {
     // Lamport of a local op: one above everything seen, plus its offset.
     for (const ID& d : txn_deps.ids())
       lamport = std::max(lamport, lamport_of(d.peer, d.counter) + 1);
@@ -176,8 +177,13 @@ Status DocCore::local_op(Op&& op) {
   txn_len += n;
   // Merge with the previous op when it simply continues it.
   if (!txn_ops.empty() && extend_op(txn_ops.back(), op)) return Status();
+  if (map_op) {
+    // Only map ops have a previous value: the list stays short otherwise
+    // (entries past its end read as "absent").
+    txn_map_prev.resize(txn_ops.size());
+    txn_map_prev.push_back(std::move(prev));
+  }
   txn_ops.push_back(std::move(op));
-  txn_map_prev.push_back(std::move(prev));
   return Status();
 }
 
@@ -230,6 +236,8 @@ Status DocCore::commit(const CommitOptions& options) {
       if (!extend_op(prev->ops.back(), o)) prev->ops.push_back(std::move(o));
     }
     txn_ops.clear();
+    // Keep the storage for the next keystroke, not the peak of a huge txn.
+    if (txn_ops.capacity() > 64) std::vector<Op>().swap(txn_ops);
     oplog_vv.set(self, prev->end());
     oplog_frontiers.assign(ID{peer, prev->end() - 1});
   }
