@@ -5,7 +5,10 @@
 //   weft_fs_bench glob ROOT PATTERN [reps]     glob over the whole tree
 //   weft_fs_bench snapshot ROOT GIT_DIR        first snapshot of ROOT
 //   weft_fs_bench incremental DIR [files]      snapshot after touching 1 file
+//                                              (DIR/tree is reused if present)
 //   weft_fs_bench memory [files]               InMemory snapshot of N files
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -29,6 +32,14 @@ double best_of(int reps, F&& f) {
     best = std::min(best, Seconds(std::chrono::steady_clock::now() - t0).count());
   }
   return best;
+}
+
+// User + system CPU time of the whole process so far.
+double cpu_seconds() {
+  rusage u;
+  ::getrusage(RUSAGE_SELF, &u);
+  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  return sec(u.ru_utime) + sec(u.ru_stime);
 }
 
 double median(std::vector<double> v) {
@@ -102,25 +113,31 @@ int main(int argc, char** argv) {
     std::string cmd = "mkdir -p '" + root + "'";
     if (std::system(cmd.c_str()) != 0) return 1;
     auto fs = host(root, a[1] + "/store.git");
-    for (int i = 0; i < files; ++i) {
+    // An existing tree (from an earlier run with the same DIR) is reused.
+    bool reuse = fs->exists(file_name(files - 1));
+    for (int i = 0; i < files && !reuse; ++i) {
       auto w = fs->write(file_name(i), "line " + std::to_string(i) + "\n");
       if (!w.ok()) return die(w.status());
     }
     weft::Status err;
     double first = best_of(1, [&] { err = fs->snapshot().status(); });
     if (!err.ok()) return die(err);
-    std::vector<double> times;
+    std::vector<double> times, cpu;
     for (int k = 0; k < 10; ++k) {
       if (auto w = fs->write(file_name(k * 997 % files), "touched " + std::to_string(k)); !w.ok()) {
         return die(w.status());
       }
+      double cpu0 = cpu_seconds();
       times.push_back(best_of(1, [&] { err = fs->snapshot().status(); }));
+      cpu.push_back(cpu_seconds() - cpu0);
       if (!err.ok()) return die(err);
     }
+    // CPU time (all threads, user + system) is the figure that survives a
+    // loaded machine; wall time is what the bar is about.
     std::printf(
         "{\"files\":%d,\"first_seconds\":%.6f,\"touch_one_seconds_median\":%.6f,"
-        "\"touch_one_seconds_max\":%.6f}\n",
-        files, first, median(times), *std::max_element(times.begin(), times.end()));
+        "\"touch_one_seconds_max\":%.6f,\"touch_one_cpu_seconds_median\":%.6f}\n",
+        files, first, median(times), *std::max_element(times.begin(), times.end()), median(cpu));
     return 0;
   }
   if (mode == "memory") {

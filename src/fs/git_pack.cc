@@ -24,10 +24,12 @@ namespace {
 
 constexpr size_t kFlushBytes = size_t{8} << 20;
 // Every snapshot adds a pack; past kMaxPacks, the next snapshot's pack also
-// takes in the objects of every pack under kSmallPackBytes and those are
-// deleted, so lookups never search more than ~kMaxPacks packs.
+// takes in the objects of every pack of fewer than kSmallPackObjects objects
+// and those are deleted. Incremental snapshots (a handful of objects each)
+// thus never leave more than ~kMaxPacks packs to search, and a big first
+// snapshot's pack is not rewritten again and again.
 constexpr size_t kMaxPacks = 32;
-constexpr off_t kSmallPackBytes = off_t{16} << 20;
+constexpr size_t kSmallPackObjects = 2048;
 constexpr uInt kZlibChunk = 1u << 30;  // zlib counts in 32 bits
 
 struct OidHash {
@@ -298,8 +300,6 @@ class PackWriter {
     }
     if (packs.size() < kMaxPacks) return {};
     for (const std::string& base : packs) {
-      struct stat st;
-      if (::stat((base + ".pack").c_str(), &st) != 0 || st.st_size >= kSmallPackBytes) continue;
       UniqueFd fd(::open((base + ".idx").c_str(), O_RDONLY | O_CLOEXEC));
       std::string idx;
       if (!fd.valid() || !read_all(fd.get(), base, int64_t{1} << 30, &idx).ok()) continue;
@@ -310,7 +310,9 @@ class PackWriter {
         return (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | b[3];
       };
       size_t n = be32(kOids - 4);
-      if (be32(4) != 2 || idx.size() < kOids + n * GIT_OID_RAWSZ) continue;
+      if (be32(4) != 2 || n >= kSmallPackObjects || idx.size() < kOids + n * GIT_OID_RAWSZ) {
+        continue;
+      }
       bool ok = true;
       for (size_t i = 0; i < n && ok; ++i) {
         git_oid oid;

@@ -16,7 +16,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <mutex>
+#include <thread>
 #include <unordered_set>
 
 #include "common.h"
@@ -124,17 +127,29 @@ bool same_stat(const git_index_entry* e, const struct stat& st, uint32_t mode) {
          e->ino == static_cast<uint32_t>(st.st_ino);
 }
 
-// Scans the tree into the index, hashing only files whose stat changed.
+// What one scanning thread found: the index is only read while threads run;
+// their updates are applied afterwards by the caller's thread.
+struct ScanPart {
+  size_t known = 0;                 // walked files the index already had
+  std::vector<std::string> walked;  // every captured path, to find deletions
+  std::vector<std::pair<std::string, git_index_entry>> updates;  // entry.path unset
+  std::string buffer;
+  Status error;
+};
+
+// Scans the tree into the index, hashing only files whose stat changed. The
+// stat walk (one fstatat per file) is the cost of an incremental snapshot,
+// so the top-level directories are shared out between two threads.
 struct Scanner {
   PackWriter* pack;
   git_index* index;
-  int64_t racy_after_sec;           // files modified at/after this second are re-hashed next time
-  size_t known = 0;                 // walked files the index already had
-  bool changed = false;             // an entry was added, updated or removed
-  std::vector<std::string> walked;  // every captured path, to find deletions
-  std::string buffer;
+  int64_t racy_after_sec;  // files modified at/after this second are re-hashed next time
+  std::mutex pack_mu;      // the pack writer is single-threaded
+  size_t known = 0;
+  bool changed = false;  // an entry was added, updated or removed
+  std::vector<std::string> walked;
 
-  Status add(int dirfd, const DirEntry& e, const std::string& path) {
+  Status add(ScanPart& part, int dirfd, const DirEntry& e, const std::string& path) {
     struct stat st;
     if (::fstatat(dirfd, e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return Status();
     uint32_t mode;
@@ -145,12 +160,13 @@ struct Scanner {
     } else {
       return Status();  // fifos, sockets, devices are not captured
     }
-    walked.push_back(path);
+    part.walked.push_back(path);
     const git_index_entry* old = git_index_get_bypath(index, path.c_str(), 0);
-    if (old) ++known;
+    if (old) ++part.known;
     if (old && same_stat(old, st, mode)) return Status();
     git_index_entry entry;
     std::memset(&entry, 0, sizeof entry);
+    std::string& buffer = part.buffer;
     if (mode == GIT_FILEMODE_LINK) {
       buffer.resize(4096);
       ssize_t n = ::readlinkat(dirfd, e.name.c_str(), buffer.data(), buffer.size());
@@ -161,8 +177,10 @@ struct Scanner {
       if (!fd.valid()) return errno_status(errno, "open", path);
       WEFT_RETURN_IF_ERROR(read_all(fd.get(), path, int64_t{1} << 40, &buffer));
     }
-    WEFT_RETURN_IF_ERROR(pack_add_blob(pack, buffer, &entry.id));
-    changed = true;
+    {
+      std::lock_guard lock(pack_mu);
+      WEFT_RETURN_IF_ERROR(pack_add_blob(pack, buffer, &entry.id));
+    }
     entry.mode = mode;
     entry.file_size = static_cast<uint32_t>(st.st_size);
     entry.ino = static_cast<uint32_t>(st.st_ino);
@@ -175,23 +193,70 @@ struct Scanner {
       entry.ctime.seconds = static_cast<int32_t>(st.st_ctim.tv_sec);
       entry.ctime.nanoseconds = static_cast<uint32_t>(st.st_ctim.tv_nsec);
     }  // else: leave the times zero so that a change within the clock tick is not missed
-    entry.path = path.c_str();
-    if (git_index_add(index, &entry) != 0) return git_failure("index " + path);
+    part.updates.emplace_back(path, entry);
     return Status();
   }
 
-  Status walk(int dirfd, const std::string& rel) {
+  // Scans the entries of dirfd; subdirectories are walked (recursively)
+  // unless `subdirs` is given, which then receives their names instead.
+  Status walk(ScanPart& part, int dirfd, const std::string& rel,
+              std::vector<std::string>* subdirs = nullptr) {
     WEFT_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, read_dir(dirfd, false));
     for (const DirEntry& e : entries) {
       std::string path = rel.empty() ? e.name : rel + "/" + e.name;
       if (e.type == DT_DIR) {
         if (e.name == ".git") continue;  // git cannot store it; restore leaves it alone
-        int fd = ::openat(dirfd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) return errno_status(errno, "open", path);
-        UniqueFd sub(fd);
-        WEFT_RETURN_IF_ERROR(walk(sub.get(), path));
+        if (subdirs) {
+          subdirs->push_back(e.name);
+          continue;
+        }
+        WEFT_RETURN_IF_ERROR(walk_subdir(part, dirfd, e.name, path));
       } else {
-        WEFT_RETURN_IF_ERROR(add(dirfd, e, path));
+        WEFT_RETURN_IF_ERROR(add(part, dirfd, e, path));
+      }
+    }
+    return Status();
+  }
+
+  Status walk_subdir(ScanPart& part, int dirfd, const std::string& name, const std::string& path) {
+    int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return errno_status(errno, "open", path);
+    UniqueFd sub(fd);
+    return walk(part, sub.get(), path);
+  }
+
+  // Walks the whole tree (two threads when there are two top-level
+  // directories or more), then applies the updates to the index.
+  Status scan(int rootfd) {
+    ScanPart parts[2];
+    std::vector<std::string> top;
+    WEFT_RETURN_IF_ERROR(walk(parts[0], rootfd, "", &top));
+    std::atomic<size_t> next{0};
+    auto work = [&](ScanPart& part) {
+      for (size_t i; part.error.ok() && (i = next++) < top.size();) {
+        part.error = walk_subdir(part, rootfd, top[i], top[i]);
+      }
+    };
+    if (top.size() >= 2) {
+      std::thread helper(work, std::ref(parts[1]));
+      work(parts[0]);
+      helper.join();
+    } else {
+      work(parts[0]);
+    }
+    for (ScanPart& part : parts) {
+      WEFT_RETURN_IF_ERROR(part.error);
+      known += part.known;
+      if (walked.empty()) {
+        walked = std::move(part.walked);
+      } else {
+        walked.insert(walked.end(), std::make_move_iterator(part.walked.begin()),
+                      std::make_move_iterator(part.walked.end()));
+      }
+      for (auto& [path, entry] : part.updates) {
+        entry.path = path.c_str();
+        if (git_index_add(index, &entry) != 0) return git_failure("index " + path);
+        changed = true;
       }
     }
     return Status();
@@ -387,15 +452,11 @@ Result<FilesystemSnapshot> GitSnapshotStore::snapshot_locked(git_index* index,
   UniqueFd rootfd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!rootfd.valid()) return errno_status(errno, "open workspace root", root_);
   Scanner scan{
-      repo_->pack,
-      index,
+      repo_->pack, index,
       std::chrono::duration_cast<std::chrono::seconds>(rec.created_at.time_since_epoch()).count() -
-          1,
-      {},
-      {},
-      {}};
+          1};
   size_t entries_before = git_index_entrycount(index);
-  WEFT_RETURN_IF_ERROR(scan.walk(rootfd.get(), ""));
+  WEFT_RETURN_IF_ERROR(scan.scan(rootfd.get()));
   WEFT_RETURN_IF_ERROR(scan.remove_unseen(entries_before));
   git_oid tree_id;
   if (git_index_write_tree(&tree_id, index) != 0) return git_failure("write tree");
