@@ -34,7 +34,7 @@ enum BinaryColumn : uint8_t {
   kColChangePeer,     // per change: uvarint peer index
   kColChangeCounter,  // per change: svarint counter - end of the peer's previous change
   kColChangeTime,     // per change: svarint timestamp - previous change's timestamp
-  kColChangeDeps,     // per change: uvarint n<<1|prev_only, then n x (peer index, counter)
+  kColChangeDeps,     // per change: uvarint 1 (prev op only) or n<<1, n x (peer, svarint)
   kColChangeOps,      // per change: uvarint op count (>= 1)
   kColChangeMsg,      // per change: uvarint 0 (none) or length + 1, then the UTF-8 bytes
   kColOpKind,         // runs: uvarint container<<3|kind, uvarint run length (>= 1)

@@ -250,8 +250,9 @@ Status ColumnReader::change(Change& ch, uint64_t& ops_left) {
     ch.deps.reserve(n);
     for (uint64_t k = 0; k < n; ++k) {
       const uint64_t dp = deps.u();
-      const uint64_t dc = deps.u();
-      if (dp >= t_.peers.size() || dc > INT32_MAX) return corrupt("dependency out of range");
+      if (dp >= t_.peers.size()) return corrupt("dependency peer out of range");
+      const int64_t dc = peer_end_[dp] - 1 - deps.s();
+      if (dc < 0 || dc > INT32_MAX) return corrupt("dependency counter out of range");
       if (t_.peers[dp] == author && static_cast<Counter>(dc) >= ch.counter) {
         return corrupt("a change depends on its own future");
       }

@@ -74,7 +74,6 @@ void ColumnWriter::change(const Change& ch) {
   if (peer_end_.size() <= pi) peer_end_.resize(pi + 1, 0);
   put_uvarint(cols_[kColChangePeer], pi);
   put_svarint(cols_[kColChangeCounter], ch.counter - peer_end_[pi]);
-  peer_end_[pi] = ch.end();
   put_svarint(cols_[kColChangeTime], ch.timestamp - last_time_);
   last_time_ = ch.timestamp;
   std::string& deps = cols_[kColChangeDeps];
@@ -83,10 +82,14 @@ void ColumnWriter::change(const Change& ch) {
   } else {
     put_uvarint(deps, ch.deps.size() << 1);
     for (const ID& d : ch.deps) {
-      put_uvarint(deps, tables_.peer(d.peer));
-      put_uvarint(deps, static_cast<uint64_t>(d.counter));
+      // Relative to the peer's last op so far: a dep on it costs a zero.
+      const uint32_t dp = tables_.peer(d.peer);
+      if (peer_end_.size() <= dp) peer_end_.resize(dp + 1, 0);
+      put_uvarint(deps, dp);
+      put_svarint(deps, peer_end_[dp] - 1 - int64_t{d.counter});
     }
   }
+  peer_end_[pi] = ch.end();
   put_uvarint(cols_[kColChangeOps], ch.ops.size());
   std::string& msg = cols_[kColChangeMsg];
   if (ch.msg) {
