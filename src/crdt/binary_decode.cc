@@ -145,13 +145,20 @@ Status ColumnReader::op(Op& op, PeerId author) {
     case OpKind::kTextInsert: {
       const uint64_t n = len.u();
       if (n == 0 || n > text_.size()) return corrupt("bad text insert length");
-      op.text.resize(n);
-      size_t at = 0;
       const auto* bytes = reinterpret_cast<const uint8_t*>(text_.data());
-      for (uint64_t i = 0; i < n; ++i) {
-        if (at >= text_.size()) return corrupt("the text column ends early");
-        // ASCII inline; the column was validated as UTF-8 as a whole.
-        op.text[i] = bytes[at] < 0x80 ? bytes[at++] : decode_utf8_unchecked(text_, at);
+      uint8_t high = 0;
+      for (uint64_t i = 0; i < n; ++i) high |= bytes[i];  // n <= size: checked above
+      size_t at = n;
+      if (high < 0x80) {
+        op.text.assign(bytes, bytes + n);  // all ASCII: one widening copy
+      } else {
+        op.text.resize(n);
+        at = 0;
+        for (uint64_t i = 0; i < n; ++i) {
+          if (at >= text_.size()) return corrupt("the text column ends early");
+          // The column was validated as UTF-8 as a whole.
+          op.text[i] = bytes[at] < 0x80 ? bytes[at++] : decode_utf8_unchecked(text_, at);
+        }
       }
       text_.remove_prefix(at);
       expected_[run_cid_] = op.pos + static_cast<int32_t>(n);
