@@ -2,6 +2,9 @@
 // pack (no loose objects), packs stay few after many snapshots, old
 // snapshots restore from a new instance, and a damaged pack gives a clear
 // kDataLoss without touching the workspace.
+#include <git2.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -55,6 +58,11 @@ TEST_F(SnapshotPacks, OneSnapshotWritesOnePackAndNoLooseObject) {
   EXPECT_EQ(files["loose"], 0);
   // No temporary file is left behind.
   EXPECT_EQ(files.size(), 2u + (files.count("loose") ? 1u : 0u));
+  // git itself accepts the pack, its index and every object in it.
+  if (stdfs::exists("/usr/bin/git")) {
+    std::string fsck = "git --git-dir='" + git_dir() + "' fsck --full --strict >/dev/null 2>&1";
+    EXPECT_EQ(std::system(fsck.c_str()), 0);
+  }
   ASSERT_TRUE(fs->write("d1/f1.txt", "changed").ok());
   ASSERT_TRUE(fs->restore(*s).ok());
   EXPECT_EQ(fs->read("d1/f1.txt")->content, "content 1");
@@ -129,6 +137,50 @@ TEST_F(SnapshotPacks, DamagedPackIsDataLossAndWorkspaceIsUntouched) {
   EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st;
   EXPECT_EQ(fs->read("big.txt")->content, "edited after the snapshot");
   EXPECT_TRUE(fs->exists("new.txt"));
+}
+
+TEST_F(SnapshotPacks, StoresFromBeforeTheChainStillListAndRestore) {
+  FilesystemSnapshot old_snap;
+  {
+    auto fs = open();
+    ASSERT_TRUE(fs->write("a.txt", "old").ok());
+    auto s = fs->snapshot("old");
+    ASSERT_TRUE(s.ok()) << s.status();
+    old_snap = *s;
+  }
+  // Make the store look like an earlier version's: one ref per snapshot and
+  // refs/weft/head, no refs/weft/log.
+  {
+    git_repository* repo = nullptr;
+    ASSERT_EQ(git_repository_open_bare(&repo, git_dir().c_str()), 0);
+    git_oid id;
+    ASSERT_EQ(git_oid_fromstr(&id, old_snap.commit_ref.c_str()), 0);
+    git_reference* ref = nullptr;
+    std::string name = "refs/weft/snapshots/" + old_snap.snapshot_id;
+    ASSERT_EQ(git_reference_create(&ref, repo, name.c_str(), &id, 1, nullptr), 0);
+    git_reference_free(ref);
+    ASSERT_EQ(git_reference_create(&ref, repo, "refs/weft/head", &id, 1, nullptr), 0);
+    git_reference_free(ref);
+    ASSERT_EQ(git_reference_lookup(&ref, repo, "refs/weft/log"), 0);
+    ASSERT_EQ(git_reference_delete(ref), 0);
+    git_reference_free(ref);
+    git_repository_free(repo);
+  }
+  auto fs = open();
+  auto listed = fs->snapshots();
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].commit_ref, old_snap.commit_ref);
+  ASSERT_TRUE(fs->write("a.txt", "new").ok());
+  auto fresh = fs->snapshot("new");
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  listed = fs->snapshots();
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 2u);  // listed once, although both the chain and its ref name it
+  EXPECT_EQ((*listed)[0].tag, "old");
+  EXPECT_EQ((*listed)[1].tag, "new");
+  ASSERT_TRUE(fs->restore(old_snap).ok());
+  EXPECT_EQ(fs->read("a.txt")->content, "old");
 }
 
 }  // namespace
