@@ -36,6 +36,9 @@ constexpr const char* kLogRef = "refs/weft/log";
 // last snapshotted or restored commit. Still read, never written.
 constexpr const char* kLegacyRefPrefix = "refs/weft/snapshots/";
 constexpr const char* kLegacyHeadRef = "refs/weft/head";
+// When the index (the stat cache) is written; see snapshot_locked.
+constexpr int kIndexWriteEvery = 16;
+constexpr size_t kIndexWriteEntries = 256;
 
 Status git_failure(std::string_view what) {
   const ::git_error* e = git_error_last();
@@ -147,6 +150,7 @@ struct Scanner {
   std::mutex pack_mu;      // the pack writer is single-threaded
   size_t known = 0;
   bool changed = false;  // an entry was added, updated or removed
+  size_t updated = 0;    // entries added, updated or removed
   std::vector<std::string> walked;
 
   Status add(ScanPart& part, int dirfd, const DirEntry& e, const std::string& path) {
@@ -257,6 +261,7 @@ struct Scanner {
         entry.path = path.c_str();
         if (git_index_add(index, &entry) != 0) return git_failure("index " + path);
         changed = true;
+        ++updated;
       }
     }
     return Status();
@@ -278,6 +283,7 @@ struct Scanner {
     for (const std::string& p : gone) {
       if (git_index_remove(index, p.c_str(), 0) != 0) return git_failure("unindex " + p);
       changed = true;
+      ++updated;
     }
     return Status();
   }
@@ -353,7 +359,15 @@ struct GitSnapshotStore::Repo {
   git_repository* repo = nullptr;
   git_odb* odb = nullptr;      // owned by repo
   PackWriter* pack = nullptr;  // owned by odb
+  int unsaved = 0;             // snapshots whose index changes are only in memory
   ~Repo() {
+    if (repo && unsaved > 0) {  // best effort: a stale stat cache only costs re-hashing
+      git_index* index = nullptr;
+      if (git_repository_index(&index, repo) == 0) {
+        git_index_write(index);
+        git_index_free(index);
+      }
+    }
     if (repo) git_repository_free(repo);
   }
 };
@@ -432,6 +446,7 @@ Result<FilesystemSnapshot> GitSnapshotStore::snapshot(std::optional<std::string>
       // Forget the entries of this attempt: their blobs were never stored.
       pack_abort(repo_->pack);
       git_index_read(index.get(), 1);
+      repo_->unsaved = 0;
     }
   }
   if (reopen) repo_.reset();  // libgit2 still lists the packs merged away
@@ -494,7 +509,15 @@ Result<FilesystemSnapshot> GitSnapshotStore::snapshot_locked(git_index* index,
   if (git_reference_create(ref.out(), repo, kLogRef, &commit_id, 1, nullptr) != 0) {
     return git_failure("record snapshot ref");
   }
-  if (scan.changed && git_index_write(index) != 0) return git_failure("write index");
+  // The index is only the stat cache (a stale one costs re-hashing, never a
+  // wrong snapshot), and writing it (whole, hashed, one new file) is a good
+  // part of a small snapshot: small changes reach the disk every
+  // kIndexWriteEvery snapshots and when the store closes, big ones at once.
+  if (scan.changed) ++repo_->unsaved;
+  if (repo_->unsaved >= kIndexWriteEvery || (scan.changed && scan.updated >= kIndexWriteEntries)) {
+    if (git_index_write(index) != 0) return git_failure("write index");
+    repo_->unsaved = 0;
+  }
   return rec;
 }
 

@@ -139,6 +139,33 @@ TEST_F(SnapshotPacks, DamagedPackIsDataLossAndWorkspaceIsUntouched) {
   EXPECT_TRUE(fs->exists("new.txt"));
 }
 
+// Each instance keeps its index (the stat cache) in memory between writes;
+// two instances on one store must still capture every change.
+TEST_F(SnapshotPacks, TwoInstancesOnOneStoreSeeEachOthersChanges) {
+  auto a = open();
+  auto b = open();
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(a->write("d/f" + std::to_string(i), "x").ok());
+  ASSERT_TRUE(a->write("f.txt", "v1").ok());
+  auto s1 = a->snapshot();
+  ASSERT_TRUE(s1.ok()) << s1.status();
+  ASSERT_TRUE(b->write("f.txt", "v2 longer").ok());
+  auto s2 = b->snapshot();
+  ASSERT_TRUE(s2.ok()) << s2.status();
+  ASSERT_TRUE(a->write("f.txt", "v3").ok());
+  ASSERT_TRUE(a->remove("d/f3").ok());
+  auto s3 = a->snapshot();
+  ASSERT_TRUE(s3.ok()) << s3.status();
+  EXPECT_EQ(b->snapshots()->size(), 3u);
+  ASSERT_TRUE(b->restore(*s2).ok());
+  EXPECT_EQ(b->read("f.txt")->content, "v2 longer");
+  EXPECT_TRUE(b->exists("d/f3"));
+  ASSERT_TRUE(a->restore(*s1).ok());
+  EXPECT_EQ(a->read("f.txt")->content, "v1");
+  ASSERT_TRUE(b->restore(*s3).ok());
+  EXPECT_EQ(b->read("f.txt")->content, "v3");
+  EXPECT_FALSE(b->exists("d/f3"));
+}
+
 TEST_F(SnapshotPacks, StoresFromBeforeTheChainStillListAndRestore) {
   FilesystemSnapshot old_snap;
   {
