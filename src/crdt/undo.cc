@@ -73,11 +73,12 @@ Status invert(const std::shared_ptr<DocCore>& core_ptr, const CommitRecord& rec)
   auto pit = core.peer_index.find(rec.peer);
   if (pit == core.peer_index.end()) return Status();
   const uint32_t author = pit->second;
-  // Undo finds ops' elements by id, tombstones included: it needs the trackers.
-  WEFT_RETURN_IF_ERROR(core.materialize(*core.state));
   for (size_t oi = rec.ops.size(); oi-- > 0;) {
     const Op& op = rec.ops[oi];
     auto& cs = core.container_state(*core.state, op.container);
+    // Undo finds a Text/List op's elements by id, tombstones included: it
+    // needs the tracker (materialize keeps `cs` in place).
+    if (cs.plain) WEFT_RETURN_IF_ERROR(core.materialize(*core.state));
     switch (op.kind) {
       case OpKind::kTextInsert:
       case OpKind::kListInsert:

@@ -296,6 +296,22 @@ TEST(PlainStateTest, UndoBuildsTheTracker) {
   EXPECT_EQ(t.to_string(), "ac");
 }
 
+TEST(PlainStateTest, UndoOfAMapEditLeavesTextPlain) {
+  Doc a(1);
+  UndoManager undo(a);
+  TextRef t = a.get_text("t");
+  ASSERT_TRUE(t.insert(0, "abc").ok());
+  ASSERT_TRUE(a.commit().ok());
+  ASSERT_TRUE(a.get_map("m").set("k", Value(true)).ok());
+  ASSERT_TRUE(a.commit().ok());
+  ASSERT_TRUE(undo.undo().ok());
+  EXPECT_FALSE(a.get_map("m").get("k").has_value());
+  EXPECT_TRUE(is_plain(a, t.id()));
+  ASSERT_TRUE(undo.undo().ok());  // the text insert: now the tracker is built
+  EXPECT_EQ(t.to_string(), "");
+  EXPECT_FALSE(is_plain(a, t.id()));
+}
+
 TEST(PlainStateTest, SetPlainTextThenEditBuildsIdsFromTheLog) {
   Doc a(1);
   TextRef t = a.get_text("t");
