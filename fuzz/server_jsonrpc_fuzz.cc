@@ -1,10 +1,12 @@
 // Fuzzes the MCP server's input path: arbitrary bytes as a JSON-RPC message
 // text (framing, ids, batches, both eras, every method), and as the
 // arguments of a workspace tool (schema validation, then the handler) over an
-// in-memory workspace. Nothing may crash, hang or throw.
+// in-memory workspace. Nothing may crash, hang or throw, and serialize (the
+// wire writer with its own string fast path) must give nlohmann's exact bytes.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "weft/fs/filesystem.h"
@@ -13,6 +15,13 @@
 #include "weft/server/workspace_tools.h"
 
 namespace {
+
+void check_serialize(const weft::server::Json& message) {
+  std::string line = weft::server::serialize(message);
+  if (line != message.dump(-1, ' ', false, weft::server::Json::error_handler_t::replace)) {
+    __builtin_trap();
+  }
+}
 
 struct Fixture {
   std::shared_ptr<weft::server::Workspace> workspace;
@@ -48,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (data[0] % 2 == 0) {
     weft::server::Session session([](const weft::server::Json&) {});
     auto reply = fixture.server->handle_text(rest, session, [](const weft::server::Json&) {});
-    if (reply) (void)weft::server::serialize(*reply);
+    if (reply) check_serialize(*reply);
     return 0;
   }
   const auto& all = fixture.tools->tools();
@@ -56,7 +65,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto args = weft::server::Json::parse(rest.begin(), rest.end(), nullptr, false);
   if (args.is_discarded()) return 0;
   weft::server::ToolContext ctx(fixture.workspace.get(), {}, nullptr, nullptr, nullptr);
+  check_serialize(args);
   auto result = fixture.tools->call(tool, args, ctx);
-  (void)weft::server::serialize(result);
+  check_serialize(result);
   return 0;
 }
