@@ -54,7 +54,8 @@ class HostDurability : public ::testing::TestWithParam<WriteDurability> {
 TEST_P(HostDurability, WritesKeepModeAndEveryByte) {
   auto fs = make();
   ASSERT_NE(fs, nullptr);
-  const std::string bytes("head\r\nNUL\0byte\xff\xfe\r\ntail", 25);
+  constexpr char kBytes[] = "head\r\nNUL\0byte\xff\xfe\r\ntail";
+  const std::string bytes(kBytes, sizeof kBytes - 1);  // the NUL inside included
   ASSERT_TRUE(fs->write_bytes("f.bin", bytes).ok());
   EXPECT_EQ(weft::testing::read_file(root_.path() / "f.bin"), bytes);
   ASSERT_EQ(::chmod((root_.path() / "f.bin").c_str(), 0751), 0);

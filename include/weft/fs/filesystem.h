@@ -48,8 +48,9 @@ struct GrepOptions {
   std::optional<int64_t> max_matches;
   // When non-null, polled while the scan runs; once it reads true the scan
   // stops and grep returns kCancelled. The Host backend checks it before each
-  // file (a scan stops within one file's search); other backends check it
-  // before and after their scan. Must outlive the call.
+  // directory entry (a scan stops within one file's search); other backends
+  // (InMemory, Sandbox) check it before and after their scan. Must outlive
+  // the call.
   const std::atomic<bool>* cancel = nullptr;
 };
 
