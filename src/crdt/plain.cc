@@ -128,6 +128,35 @@ Status PlainSeq::erase(uint32_t pos, uint32_t n) {
   return Status();
 }
 
+void PlainSeq::assign_utf8(std::string_view utf8) {
+  chunks_.clear();
+  cache_ = Prefix();
+  total_n_ = total_u16_ = total_u8_ = 0;
+  ids_known_ = false;
+  const size_t piece = kChunkMax / 2;
+  for (size_t i = 0; i < utf8.size();) {
+    Chunk& c = chunks_.emplace_back();
+    c.items.reserve(piece);
+    const size_t chunk_start = i;
+    while (i < utf8.size() && c.items.size() < piece) {
+      const auto byte = static_cast<unsigned char>(utf8[i]);
+      uint32_t cp = byte;
+      if (byte < 0x80) {
+        ++i;
+      } else {
+        cp = static_cast<uint32_t>(decode_utf8_unchecked(utf8, i));
+        if (cp > 0xFFFF) ++c.u16;  // the second UTF-16 unit; the first is counted below
+      }
+      c.items.push_back(Item{cp, kNone, 0});
+    }
+    c.u16 += static_cast<uint32_t>(c.items.size());
+    c.u8 = static_cast<uint32_t>(i - chunk_start);
+    total_n_ += c.items.size();
+    total_u16_ += c.u16;
+    total_u8_ += c.u8;
+  }
+}
+
 std::vector<uint32_t> PlainSeq::visible_contents() const {
   std::vector<uint32_t> out;
   out.reserve(total_n_);

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "crdt/seq.h"
@@ -42,6 +43,11 @@ class PlainSeq {
   Result<Seq::Boundary> locate(size_t n, int kind) const;
   // Same contract as Seq::unit_runs. REQUIRES: ids_known().
   std::vector<Seq::Run> unit_runs(size_t from, size_t to) const;
+
+  // Replaces a text's contents by valid UTF-8 `utf8` with unknown ids (a
+  // snapshot's state section): one pass, chunks filled directly.
+  // REQUIRES: is_text, validate_utf8(utf8).ok().
+  void assign_utf8(std::string_view utf8);
 
   // False when the state was set without ids (from a snapshot's state
   // section): edits that need ids must build the tracker first.

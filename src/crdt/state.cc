@@ -216,10 +216,7 @@ Status DocCore::set_plain_text(State& s, uint32_t container, std::string_view ut
   ContainerState& cs = container_state(s, container);
   cs.seq.reset();
   cs.plain = std::make_unique<PlainSeq>(true);
-  std::vector<uint32_t> cps;
-  for (size_t i = 0; i < utf8.size();) cps.push_back(decode_utf8_unchecked(utf8, i));
-  WEFT_RETURN_IF_ERROR(cs.plain->insert(kNone, 0, 0, cps.data(), cps.size()));
-  cs.plain->set_ids_unknown();
+  cs.plain->assign_utf8(utf8);
   return Status();
 }
 

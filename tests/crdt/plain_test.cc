@@ -105,6 +105,39 @@ TEST(PlainSeqTest, MatchesAModelUnderRandomEdits) {
   });
 }
 
+TEST(PlainSeqTest, AssignUtf8MatchesInsertedContent) {
+  std::u32string model;
+  for (int i = 0; i < 1000; ++i)
+    model += (i % 7 == 0) ? U"\U0001F600" : (i % 5 == 0) ? U"\u00e9" : U"x";
+  const std::string text = utf8_of(model);
+  PlainSeq assigned(true), inserted(true);
+  assigned.assign_utf8(text);
+  std::vector<uint32_t> cps(model.begin(), model.end());
+  ASSERT_TRUE(inserted.insert(1, 0, 0, cps.data(), cps.size()).ok());
+  EXPECT_FALSE(assigned.ids_known());
+  EXPECT_EQ(assigned.to_utf8(), text);
+  EXPECT_EQ(assigned.visible_units(), model.size());
+  EXPECT_EQ(assigned.utf16_len(), inserted.utf16_len());
+  EXPECT_EQ(assigned.utf8_len(), text.size());
+  for (size_t n = 0; n <= model.size(); n += 37) {
+    auto a = assigned.locate(n, 0), b = inserted.locate(n, 0);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->u16, b->u16);
+    EXPECT_EQ(a->u8, b->u8);
+    EXPECT_EQ(assigned.locate(b->u16, 1)->units, n);
+  }
+  // Edits work on an assigned state (ids are only needed for deletes' ops).
+  ASSERT_TRUE(assigned.erase(3, 500).ok());
+  ASSERT_TRUE(assigned.insert(1, 0, 2, cps.data(), 3).ok());
+  model.erase(3, 500);
+  model.insert(2, std::u32string(cps.begin(), cps.begin() + 3));
+  EXPECT_EQ(assigned.to_utf8(), utf8_of(model));
+  PlainSeq empty(true);
+  empty.assign_utf8("");
+  EXPECT_EQ(empty.visible_units(), 0u);
+  EXPECT_TRUE(empty.locate(0, 2).ok());
+}
+
 TEST(PlainSeqTest, RejectsOutOfRangeAndSplitUtf16) {
   PlainSeq seq(true);
   const uint32_t cps[] = {U'a', 0x1F600, U'b'};
