@@ -170,6 +170,13 @@ std::string PlainSeq::to_utf8() const {
   std::string out;
   out.reserve(total_u8_);
   for (const Chunk& c : chunks_) {
+    if (c.u8 == c.items.size()) {  // all ASCII: one byte per unit
+      const size_t at = out.size();
+      out.resize(at + c.items.size());
+      for (size_t k = 0; k < c.items.size(); ++k)
+        out[at + k] = static_cast<char>(c.items[k].content);
+      continue;
+    }
     for (const Item& it : c.items) append_utf8(out, static_cast<char32_t>(it.content));
   }
   return out;
