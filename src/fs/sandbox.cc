@@ -183,7 +183,9 @@ std::vector<std::string> default_sandbox_read_only_paths() {
           "/etc/timezone", "/etc/locale.alias", "/etc/locale.conf", "/etc/default/locale",
           // shells and common tools' system-wide configuration
           "/etc/profile", "/etc/bash.bashrc", "/etc/inputrc", "/etc/mime.types", "/etc/magic",
-          "/etc/gitconfig", "/etc/python3", "/etc/perl"};
+          "/etc/gitconfig", "/etc/python3", "/etc/perl", "/etc/shells",
+          // what the system is (Python's platform module, pip, build scripts read these)
+          "/etc/os-release", "/etc/debian_version", "/etc/lsb-release"};
 }
 
 namespace {

@@ -129,6 +129,11 @@ TEST_F(SandboxExec, CommonToolsStillRun) {
                       "echo hi | tr a-z A-Z"});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->stdout_text, "ls-ok\nid-ok\nHI\n") << r->stderr_text;
+  if (stdfs::exists("/etc/os-release")) {
+    auto os = ws_->exec({"/bin/sh", "-c", "grep -q '^ID=' /etc/os-release && echo os-ok"});
+    ASSERT_TRUE(os.ok());
+    EXPECT_EQ(os->stdout_text, "os-ok\n") << os->stderr_text;
+  }
   if (stdfs::exists("/usr/bin/python3")) {
     auto py = ws_->exec({"python3", "x.py"});
     ASSERT_TRUE(py.ok());

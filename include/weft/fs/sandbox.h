@@ -45,7 +45,7 @@ struct ExecOptions {
 // The host paths a sandbox sees read-only by default: /usr, the /bin, /sbin
 // and /lib* links or directories, and the files under /etc that programs
 // read (dynamic loader cache, passwd/group, name service, certificates,
-// alternatives, time zone, locale and shell configuration).
+// alternatives, time zone, locale, shell configuration, OS release).
 std::vector<std::string> default_sandbox_read_only_paths();
 
 struct SandboxOptions {
