@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <unordered_map>
 #include <vector>
 
@@ -30,6 +31,8 @@ constexpr size_t kFlushBytes = size_t{8} << 20;
 // snapshot's pack is not rewritten again and again.
 constexpr size_t kMaxPacks = 32;
 constexpr size_t kSmallPackObjects = 2048;
+// A temporary pack this old was left by a crashed snapshot, not one in progress.
+constexpr time_t kStaleTempSeconds = 24 * 3600;
 constexpr uInt kZlibChunk = 1u << 30;  // zlib counts in 32 bits
 
 struct OidHash {
@@ -287,13 +290,21 @@ class PackWriter {
   // Adds the objects of the small packs to this one when there are too many
   // packs; returns the absorbed packs (paths without extension) to delete
   // once this pack is in place. A pack that cannot be read is left alone.
+  // Also deletes temporary files a crashed snapshot left (older than a day).
   std::vector<std::string> absorb_small_packs(git_odb* odb) {
     std::vector<std::string> packs, small;
     if (DIR* d = ::opendir(pack_dir_.c_str())) {
+      time_t stale_before = ::time(nullptr) - kStaleTempSeconds;
       while (dirent* e = ::readdir(d)) {
         std::string_view name = e->d_name;
         if (name.size() > 4 && name.substr(name.size() - 4) == ".idx") {
           packs.push_back(pack_dir_ + "/" + std::string(name.substr(0, name.size() - 4)));
+        } else if (name.substr(0, 9) == "tmp_weft_") {
+          struct stat st;
+          if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+              st.st_mtime < stale_before) {
+            ::unlinkat(::dirfd(d), e->d_name, 0);
+          }
         }
       }
       ::closedir(d);

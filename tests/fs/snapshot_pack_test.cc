@@ -139,6 +139,21 @@ TEST_F(SnapshotPacks, DamagedPackIsDataLossAndWorkspaceIsUntouched) {
   EXPECT_TRUE(fs->exists("new.txt"));
 }
 
+TEST_F(SnapshotPacks, TemporaryPacksOfACrashedSnapshotAreDeletedWhenStale) {
+  auto fs = open();
+  ASSERT_TRUE(fs->write("a.txt", "a").ok());
+  ASSERT_TRUE(fs->snapshot().ok());
+  std::string pack_dir = git_dir() + "/objects/pack/";
+  { std::ofstream(pack_dir + "tmp_weft_pack_stale1") << "PACK half written"; }
+  { std::ofstream(pack_dir + "tmp_weft_pack_fresh1") << "PACK in progress"; }
+  stdfs::last_write_time(pack_dir + "tmp_weft_pack_stale1",
+                         stdfs::file_time_type::clock::now() - std::chrono::hours(48));
+  ASSERT_TRUE(fs->write("a.txt", "b").ok());
+  ASSERT_TRUE(fs->snapshot().ok());
+  EXPECT_FALSE(stdfs::exists(pack_dir + "tmp_weft_pack_stale1"));
+  EXPECT_TRUE(stdfs::exists(pack_dir + "tmp_weft_pack_fresh1"));
+}
+
 // Each instance keeps its index (the stat cache) in memory between writes;
 // two instances on one store must still capture every change.
 TEST_F(SnapshotPacks, TwoInstancesOnOneStoreSeeEachOthersChanges) {
