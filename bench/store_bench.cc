@@ -90,6 +90,7 @@ template <typename Edit>
 void bench_load_case(const fs::path& db, const char* name, const char* label, int edits,
                      int persist_every, Edit edit) {
   size_t ops = 0;
+  std::vector<double> persist_us;
   {
     auto store = open_store(db);
     MemoryCache cache(store);
@@ -102,7 +103,9 @@ void bench_load_case(const fs::path& db, const char* name, const char* label, in
       doc->with_doc([&](weft::crdt::Doc& d) { edit(d.get_text("content"), rng, i); });
       check(doc->commit_with_attribution("agent:ada:edit"), "commit");
       if ((i + 1) % persist_every == 0 || i + 1 == edits) {
+        auto t0 = Clock::now();
         check(cache.persist_block("ada", label), "persist");
+        persist_us.push_back(micros(t0, Clock::now()));
       }
     }
     ops = doc->with_doc([](weft::crdt::Doc& d) { return d.op_count(); });
@@ -128,7 +131,11 @@ void bench_load_case(const fs::path& db, const char* name, const char* label, in
         {"stored_updates_after_snapshot", stored->updates.size()},
         {"snapshot_bytes", stored->snapshot ? stored->snapshot->data.size() : 0},
         {"p50_ms", percentile(ms, 0.5)},
-        {"min_ms", percentile(ms, 0.0)}});
+        {"min_ms", percentile(ms, 0.0)},
+        // persists while building, compactions (snapshot writes) included
+        {"persist_p50_us", percentile(persist_us, 0.5)},
+        {"persist_p99_us", percentile(persist_us, 0.99)},
+        {"persist_max_us", percentile(persist_us, 1.0)}});
 }
 
 void bench_load(const fs::path& dir) {

@@ -127,8 +127,9 @@ Result<Value> read_value(ByteReader& r, const std::vector<ContainerId>& cids, in
 // container types weft lacks, kDataLoss otherwise).
 Status check_op_target(OpKind kind, const ContainerId& cid);
 
-// Frames `raw` behind the 16-byte header, zstd-compressing it when that pays.
-std::string seal_payload(const std::string& raw, uint8_t kind);
+// Frames `raw` behind the 16-byte header, zstd-compressing it when that pays
+// (`fast`: a cheap zstd level instead of the size-driven one).
+std::string seal_payload(const std::string& raw, uint8_t kind, bool fast = false);
 
 // A verified, decompressed body and the header fields it came with.
 struct OpenedPayload {

@@ -184,7 +184,7 @@ void ColumnWriter::finish(std::string& out) {
 
 }  // namespace
 
-std::string DocCore::export_binary(const VersionVector& from, bool snapshot) const {
+std::string DocCore::export_binary(const VersionVector& from, bool snapshot, bool fast) const {
   ColumnWriter w(*this);
   for (const Change& ch : changes) {
     const Counter known = from.get(peer_ids[ch.peer]);
@@ -205,7 +205,7 @@ std::string DocCore::export_binary(const VersionVector& from, bool snapshot) con
   w.finish(raw);
   raw.push_back(static_cast<char>(with_state ? kWithState : kNoState));
   raw += state;
-  return seal_payload(raw, snapshot ? kKindSnapshot : kKindUpdates);
+  return seal_payload(raw, snapshot ? kKindSnapshot : kKindUpdates, fast);
 }
 
 }  // namespace weft::crdt::detail

@@ -223,7 +223,7 @@ class DocCore {
 
   std::string export_json(const VersionVector& from, bool compress) const;
   Result<std::vector<Change>> decode_json(std::string_view text);
-  std::string export_binary(const VersionVector& from, bool snapshot) const;
+  std::string export_binary(const VersionVector& from, bool snapshot, bool fast = false) const;
   // Imports weft binary updates or a snapshot (binary_*.cc); a snapshot with a
   // state section loads into an empty doc without replaying its history.
   Result<ImportStatus> import_binary(std::string_view data);

@@ -126,7 +126,9 @@ std::string Doc::export_json_updates(const VersionVector& from, bool peer_compre
 std::string Doc::export_updates(const VersionVector& from) const {
   return core_->export_binary(from, false);
 }
-std::string Doc::export_snapshot() const { return core_->export_binary({}, true); }
+std::string Doc::export_snapshot(SnapshotCompression compression) const {
+  return core_->export_binary({}, true, compression == SnapshotCompression::kFast);
+}
 
 VersionVector Doc::version() const { return core_->to_public(core_->state->vv); }
 VersionVector Doc::oplog_version() const { return core_->to_public(core_->oplog_vv); }

@@ -300,9 +300,9 @@ std::string StructuredDocument::export_updates(const crdt::VersionVector& from) 
   return state_->doc.export_updates(from);
 }
 
-std::string StructuredDocument::export_snapshot() const {
+std::string StructuredDocument::export_snapshot(crdt::SnapshotCompression compression) const {
   DocOps::Lock lock(state_->mu);
-  return state_->doc.export_snapshot();
+  return state_->doc.export_snapshot(compression);
 }
 
 Result<crdt::ImportStatus> StructuredDocument::import(std::string_view data,
@@ -321,7 +321,8 @@ std::unique_ptr<StructuredDocument> StructuredDocument::fork(
   // Snapshot + import rather than Doc::fork(): the same history under a new
   // peer id, through the path persistence uses anyway.
   crdt::Doc copy;
-  auto imported = copy.import(state_->doc.export_snapshot(), "fork");
+  auto imported =
+      copy.import(state_->doc.export_snapshot(crdt::SnapshotCompression::kFast), "fork");
   if (!imported.ok()) copy = state_->doc.fork();
   return std::unique_ptr<StructuredDocument>(new StructuredDocument(o, std::move(copy)));
 }

@@ -284,7 +284,8 @@ Status MemoryCache::persist_entry(Entry& e) {
   if (e.updates_since_snapshot >= impl_->options.compact_after_updates) {
     // Everything up to `seq` is in the document now, so a snapshot covers it.
     crdt::VersionVector now = e.doc->version();
-    Status s = store_->write_snapshot(e.info.id, e.last_seq, e.doc->export_snapshot(),
+    Status s = store_->write_snapshot(e.info.id, e.last_seq,
+                                      e.doc->export_snapshot(crdt::SnapshotCompression::kFast),
                                       encode_version(now));
     if (s.ok()) {
       e.updates_since_snapshot = 0;

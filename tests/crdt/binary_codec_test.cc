@@ -233,6 +233,19 @@ TEST(BinaryCodecTest, TypingHistoryIsCompact) {
   expect_same_history(a, b);
 }
 
+TEST(BinaryCodecTest, FastSnapshotLoadsTheSameDoc) {
+  Doc a = rich_doc();
+  std::string small = a.export_snapshot(SnapshotCompression::kSmallest);
+  std::string fast = a.export_snapshot(SnapshotCompression::kFast);
+  EXPECT_NE(small, fast);  // different zstd levels, same body
+  for (const std::string* snap : {&small, &fast}) {
+    Doc b(3);
+    ASSERT_TRUE(b.import(*snap).ok());
+    expect_same_history(a, b);
+    EXPECT_EQ(b.to_json(), a.to_json());
+  }
+}
+
 TEST(BinaryCodecTest, ReadsVersionOne) {
   // A version-1 body written by hand from the v1 layout: peer 5 inserts "hé"
   // into root text "t" then deletes its first char; a second change (with a

@@ -41,6 +41,9 @@ struct ImportStatus {
   std::vector<IdSpan> pending;  // spans parked until their deps arrive
 };
 
+// How hard Doc::export_snapshot compresses (see there).
+enum class SnapshotCompression { kSmallest, kFast };
+
 // Summary of one stored change (for `weft doc info` and inspection).
 struct ChangeMeta {
   ID id;                // first op
@@ -109,7 +112,11 @@ class Doc {
   // weft binary updates with every op not in `from`.
   std::string export_updates(const VersionVector& from = {}) const;
   // weft binary snapshot (history + state; loads without replay).
-  std::string export_snapshot() const;
+  // kSmallest spends tens of ms on a 100 KB doc for the smallest bytes (export,
+  // archive); kFast bounds the cost to a few ms for ~20% more bytes (frequent
+  // writes: a store's compaction, a fork).
+  std::string export_snapshot(
+      SnapshotCompression compression = SnapshotCompression::kSmallest) const;
 
   // ---- versions
   VersionVector version() const;        // of the current (possibly checked-out) state

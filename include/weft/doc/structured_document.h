@@ -157,7 +157,8 @@ class StructuredDocument {
   // ---- versions, sync and persistence
   crdt::VersionVector version() const;
   std::string export_updates(const crdt::VersionVector& from = {}) const;
-  std::string export_snapshot() const;
+  std::string export_snapshot(
+      crdt::SnapshotCompression compression = crdt::SnapshotCompression::kSmallest) const;
   // Merges updates from another replica. Errors: as crdt::Doc::import.
   Result<crdt::ImportStatus> import(std::string_view data, std::string_view origin = "import");
   // A replica with the same history (new peer id) for another accessor.
