@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   const auto* read = built->tools->find("fs_read");
   weft::server::ToolContext ctx(built->workspace.get(), {}, nullptr, nullptr, nullptr);
   weft::server::ToolContext durable_ctx(durable->workspace.get(), {}, nullptr, nullptr, nullptr);
-  std::vector<double> edit_ms, dry_ms, fsync_ms, write_ms, read_ms, serialize_ms;
+  std::vector<double> edit_ms, dry_ms, fsync_ms, write_ms, read_ms, serialize_ms, dump_ms;
   bool failed = false;
   auto check = [&](const Json& result) {
     if (result.value("isError", false) && !failed) {
@@ -100,6 +100,8 @@ int main(int argc, char** argv) {
     }));
     check(page);
     serialize_ms.push_back(time_ms([&] { (void)weft::server::serialize(page); }));
+    dump_ms.push_back(
+        time_ms([&] { (void)page.dump(-1, ' ', false, Json::error_handler_t::replace); }));
   }
   // Fewer rounds with --fsync: each waits for the disk.
   for (int i = 0; i < std::max(2, rounds / 10) * 2 && !failed; ++i) {
@@ -112,7 +114,8 @@ int main(int argc, char** argv) {
               {"fs_edit_1mb_in_server_fsync", percentiles(fsync_ms)},
               {"fs_write_bytes_1mb_atomic_rename", percentiles(write_ms)},
               {"fs_read_100kb_in_server", percentiles(read_ms)},
-              {"fs_read_100kb_serialize", percentiles(serialize_ms)}};
+              {"fs_read_100kb_serialize", percentiles(serialize_ms)},
+              {"fs_read_100kb_nlohmann_dump", percentiles(dump_ms)}};
   std::printf("%s\n", out.dump(2).c_str());
   stdfs::remove_all(dir);
   return 0;

@@ -6,7 +6,9 @@
 // Here a valid UTF-8 string is copied in runs between the bytes that need an
 // escape (control characters, '"', '\\'); anything unusual (invalid UTF-8,
 // binary values) falls back to nlohmann.
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 #include "weft/base/utf.h"
 #include "weft/server/jsonrpc.h"
@@ -19,17 +21,36 @@ constexpr Json::error_handler_t kReplace = Json::error_handler_t::replace;
 // True for the bytes JSON requires escaping.
 inline bool needs_escape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
 
+// The first byte at or after p that needs an escape (or end). Checks 8 bytes at a time: a
+// byte below 0x20, a '"' or a '\\' anywhere in the word (exact existence tests, see
+// "Bit Twiddling Hacks": haszero / hasless), then finds it byte by byte.
+const char* skip_plain(const char* p, const char* end) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  while (end - p >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    uint64_t below_space = (w - kOnes * 0x20) & ~w & kHigh;
+    if (below_space | has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\'))) break;
+    p += 8;
+  }
+  while (p < end && !needs_escape(static_cast<unsigned char>(*p))) ++p;
+  return p;
+}
+
 void append_string(std::string& out, const std::string& s) {
   if (!is_valid_utf8(s)) {  // nlohmann replaces invalid sequences with U+FFFD
     out += Json(s).dump(-1, ' ', false, kReplace);
     return;
   }
+  if (s.size() > 4096) out.reserve(out.size() + s.size() + s.size() / 16 + 2);  // file text
   out.push_back('"');
   const char* p = s.data();
   const char* end = p + s.size();
   while (p < end) {
     const char* run = p;
-    while (p < end && !needs_escape(static_cast<unsigned char>(*p))) ++p;
+    p = skip_plain(p, end);
     out.append(run, static_cast<size_t>(p - run));
     if (p == end) break;
     unsigned char c = static_cast<unsigned char>(*p++);
