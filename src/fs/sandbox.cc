@@ -274,6 +274,10 @@ class Sandbox final : public SandboxWorkspace {
                                          std::optional<int64_t> m) override {
     return host_->grep(pat, p, g, m);
   }
+  Result<std::vector<GrepMatch>> do_grep_with(std::string_view pat, std::string_view p,
+                                              const GrepOptions& options) override {
+    return host_->grep(pat, p, options);  // the host scan polls options.cancel
+  }
   Result<WriteResult> do_write(std::string_view p, std::string_view c, WriteMode mode, bool parents,
                                bool text) override {
     return text ? host_->write(p, c, mode, parents) : host_->write_bytes(p, c, mode, parents);
