@@ -13,14 +13,18 @@
 #include <git2.h>
 #include <git2/sys/odb_backend.h>
 #include <git2/sys/repository.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 #include <unordered_set>
+#include <utility>
 
 #include "common.h"
 #include "git_pack.h"
@@ -39,6 +43,37 @@ constexpr const char* kLegacyHeadRef = "refs/weft/head";
 // When the index (the stat cache) is written; see snapshot_locked.
 constexpr int kIndexWriteEvery = 16;
 constexpr size_t kIndexWriteEntries = 256;
+
+// An flock on <git_dir>/weft.lock: processes (and instances) sharing a store
+// take it exclusively to snapshot or restore (a snapshot reads the chain's tip,
+// writes a pack, may merge packs away and moves the ref) and shared to list.
+class StoreLock {
+ public:
+  static Result<StoreLock> take(const std::string& git_dir, bool exclusive) {
+    std::string path = git_dir + "/weft.lock";
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return errno_status(errno, "open the snapshot store lock", path);
+    int rc;
+    do {
+      rc = ::flock(fd, exclusive ? LOCK_EX : LOCK_SH);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      Status st = errno_status(errno, "lock the snapshot store", path);
+      ::close(fd);
+      return st;
+    }
+    return StoreLock(fd);
+  }
+  StoreLock(StoreLock&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  StoreLock& operator=(StoreLock&&) = delete;
+  ~StoreLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the flock
+  }
+
+ private:
+  explicit StoreLock(int fd) : fd_(fd) {}
+  int fd_;
+};
 
 Status git_failure(std::string_view what) {
   const ::git_error* e = git_error_last();
@@ -433,6 +468,13 @@ Status GitSnapshotStore::open_locked(bool create) {
 
 Result<FilesystemSnapshot> GitSnapshotStore::snapshot(std::optional<std::string> tag) {
   std::lock_guard lock(mu_);
+  // The lock lives in the store, so the store's directory comes first: two
+  // processes creating the store at once would otherwise race in git init.
+  std::error_code ec;
+  std::filesystem::create_directories(git_dir_, ec);
+  if (ec)
+    return unavailable("cannot create the snapshot store '" + git_dir_ + "': " + ec.message());
+  WEFT_ASSIGN_OR_RETURN(StoreLock store_lock, StoreLock::take(git_dir_, true));
   WEFT_RETURN_IF_ERROR(open_locked(true));
   bool reopen = false;
   Result<FilesystemSnapshot> rec = invalid_argument("unset");
@@ -540,6 +582,7 @@ Status GitSnapshotStore::restore(const FilesystemSnapshot& snapshot) {
     repo_.reset();
   }
   WEFT_RETURN_IF_ERROR(open_locked(false));
+  WEFT_ASSIGN_OR_RETURN(StoreLock store_lock, StoreLock::take(git_dir_, true));
   git_repository* repo = repo_->repo;
   git_oid id;
   if (snapshot.commit_ref.size() != GIT_OID_HEXSZ ||
@@ -586,6 +629,7 @@ Result<std::vector<FilesystemSnapshot>> GitSnapshotStore::list() {
   Status opened = open_locked(false);
   if (opened.code() == StatusCode::kNotFound) return out;  // no snapshot yet
   WEFT_RETURN_IF_ERROR(opened);
+  WEFT_ASSIGN_OR_RETURN(StoreLock store_lock, StoreLock::take(git_dir_, false));
   git_repository* repo = repo_->repo;
   std::unordered_set<std::string> seen;
   // Adds the snapshot recorded in commit `id`; returns its first parent's id, if any.

@@ -7,7 +7,8 @@
 // and a restore from another process need nothing but the store. Private
 // to fs/.
 //
-// Thread safety: all methods lock an internal mutex.
+// Thread safety: all methods lock an internal mutex; instances and processes
+// sharing one store serialise through an flock on <git_dir>/weft.lock.
 #ifndef WEFT_SRC_FS_GIT_STORE_H_
 #define WEFT_SRC_FS_GIT_STORE_H_
 
