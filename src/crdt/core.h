@@ -210,6 +210,15 @@ class DocCore {
   Status commit(const CommitOptions& options);
   // Applies a local op to the state and the open transaction.
   Status local_op(Op&& op);
+  // The keystroke path: same effects as local_op of a text insert of code
+  // points cps[0, n) at unicode position `pos` of Text `idx`, but when the
+  // text is plain it builds no Op: it appends to the open transaction's last
+  // op when the insert continues it, else constructs the op in place.
+  Status local_text_insert(uint32_t idx, int32_t pos, const uint32_t* cps, size_t n);
+  // Same for deleting the one unit at `pos` of a plain Text / List with known
+  // ids (forward-delete and backspace runs extend in place).
+  // REQUIRES: cs.plain && cs.plain->ids_known(), pos < units().
+  Status local_delete_one(uint32_t idx, ContainerState& cs, int32_t pos);
   Status check_editable(uint32_t container) const;
   bool txn_open() const { return !txn_ops.empty(); }
 
@@ -252,6 +261,8 @@ class DocCore {
   Counter txn_start = 0;
   Counter txn_len = 0;
   Frontiers txn_deps;
+  // Opens the transaction (if none is open) the way local_op does.
+  void open_txn();
 
   std::string import_origin;  // origin tag of the import in progress (for events)
   // False forces every Text / List straight to a Fugue Seq (tests compare both).

@@ -126,12 +126,18 @@ Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
   WEFT_ASSIGN_OR_RETURN(auto b, cs.locate(pos, unit_kind(unit)));
   if (text.empty()) return Status();
-  Op op;
-  op.kind = OpKind::kTextInsert;
-  op.container = idx;
-  op.pos = static_cast<int32_t>(b.entity);
-  for (size_t i = 0; i < text.size();) op.text.push_back(decode_utf8_unchecked(text, i));
-  return finish(*core_, core_->local_op(std::move(op)));
+  // A UTF-8 string has at most as many code points as bytes.
+  constexpr size_t kSmall = 64;
+  uint32_t small[kSmall];
+  std::vector<uint32_t> big;
+  uint32_t* cps = small;
+  if (text.size() > kSmall) {
+    big.resize(text.size());
+    cps = big.data();
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < text.size();) cps[n++] = decode_utf8_unchecked(text, i);
+  return finish(*core_, core_->local_text_insert(idx, static_cast<int32_t>(b.entity), cps, n));
 }
 
 Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
@@ -142,6 +148,9 @@ Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
   WEFT_ASSIGN_OR_RETURN(auto a, cs.locate(pos, unit_kind(unit)));
   WEFT_ASSIGN_OR_RETURN(auto b, cs.locate(pos + len, unit_kind(unit)));
   if (len == 0) return Status();
+  if (b.units == a.units + 1 && cs.plain && cs.plain->ids_known()) {
+    return finish(*core_, core_->local_delete_one(idx, cs, static_cast<int32_t>(a.units)));
+  }
   return finish(*core_, delete_units(*core_, idx, a.units, b.units));
 }
 

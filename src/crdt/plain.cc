@@ -221,6 +221,13 @@ Result<Seq::Boundary> PlainSeq::locate(size_t n, int kind) const {
   return internal_error("plain sequence counts are inconsistent");
 }
 
+void PlainSeq::id_at(size_t pos, uint32_t* peer, int32_t* counter) const {
+  seek(0, pos + 1);
+  const Item& it = chunks_[cache_.ci].items[pos - cache_.n];
+  *peer = it.peer;
+  *counter = it.counter;
+}
+
 std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
   std::vector<Seq::Run> runs;
   to = std::min(to, total_n_);

@@ -21,6 +21,31 @@ void add_span(std::vector<IdSpan>& spans, PeerId p, Counter start, Counter end) 
   spans.push_back({p, start, end});
 }
 
+// Extends delete run `last` by the delete of `len` units at `pos` starting at
+// id `start` (the caller checked container, kind and counter adjacency):
+// forward-deleting on at the same position, or backspacing on. Returns false
+// when the delete must stay a separate op.
+bool extend_delete(Op& last, int32_t pos, int32_t len, const ID& start) {
+  if (len > 0 && last.len > 0 && last.pos == pos && last.start_id.peer == start.peer &&
+      last.start_id.counter + last.len == start.counter) {
+    last.len += len;
+    return true;
+  }
+  // Backspace: one unit just left of what `last` deleted, whose id is just
+  // below it. The run keeps `pos` (its first unit) and counts down (len < 0);
+  // start_id stays the leftmost (lowest) id, as Loro writes it.
+  if (len == 1 && (last.len == 1 || last.len < 0)) {
+    const int32_t width = last.len < 0 ? -last.len : 1;
+    if (pos == last.pos - width && start.peer == last.start_id.peer &&
+        start.counter + 1 == last.start_id.counter) {
+      last.len = -(width + 1);
+      last.start_id = start;
+      return true;
+    }
+  }
+  return false;
+}
+
 // Appends `o` to `last` when it simply continues it (same container, counters
 // adjacent): typing on at the end of an insert, forward-deleting on at the
 // same position, or backspacing on. Returns false when `o` must stay separate.
@@ -33,25 +58,24 @@ bool extend_op(Op& last, Op& o) {
     last.text += o.text;
     return true;
   }
-  if (o.kind == OpKind::kSeqDelete && o.len > 0 && last.len > 0 && last.pos == o.pos &&
-      last.start_id.peer == o.start_id.peer &&
-      last.start_id.counter + last.len == o.start_id.counter) {
-    last.len += o.len;
-    return true;
-  }
-  // Backspace: one unit just left of what `last` deleted, whose id is just
-  // below it. The run keeps `pos` (its first unit) and counts down (len < 0);
-  // start_id stays the leftmost (lowest) id, as Loro writes it.
-  if (o.kind == OpKind::kSeqDelete && o.len == 1 && (last.len == 1 || last.len < 0)) {
-    const int32_t width = last.len < 0 ? -last.len : 1;
-    if (o.pos == last.pos - width && o.start_id.peer == last.start_id.peer &&
-        o.start_id.counter + 1 == last.start_id.counter) {
-      last.len = -(width + 1);
-      last.start_id = o.start_id;
-      return true;
-    }
-  }
-  return false;
+  return o.kind == OpKind::kSeqDelete && extend_delete(last, o.pos, o.len, o.start_id);
+}
+
+// Appends a fresh op to the open transaction, built in place (no Op moved).
+Op& new_txn_op(std::vector<Op>& txn_ops, OpKind kind, uint32_t container, Counter counter,
+               int32_t pos) {
+  Op& op = txn_ops.emplace_back();
+  op.kind = kind;
+  op.container = container;
+  op.counter = counter;
+  op.pos = pos;
+  return op;
+}
+
+// The context an op's apply error carries.
+Status op_error(const DocCore& core, Status st, Counter counter, uint32_t container) {
+  return st.with_context("op " + ID{core.peer, counter}.to_string() + " on " +
+                         core.containers[container].to_string());
 }
 
 }  // namespace
@@ -150,13 +174,16 @@ Status DocCore::check_editable(uint32_t container) const {
   return Status();
 }
 
+void DocCore::open_txn() {
+  if (!txn_ops.empty()) return;
+  txn_start = oplog_vv.get(self);
+  txn_len = 0;
+  txn_deps = state_frontiers;
+  if (has_subscribers()) begin_events();
+}
+
 Status DocCore::local_op(Op&& op) {
-  if (txn_ops.empty()) {
-    txn_start = oplog_vv.get(self);
-    txn_len = 0;
-    txn_deps = state_frontiers;
-    if (has_subscribers()) begin_events();
-  }
+  open_txn();
   const Counter counter = txn_start + txn_len;
   op.counter = counter;
   Lamport lamport = 0;
@@ -184,6 +211,61 @@ Status DocCore::local_op(Op&& op) {
     txn_map_prev.push_back(std::move(prev));
   }
   txn_ops.push_back(std::move(op));
+  return Status();
+}
+
+Status DocCore::local_text_insert(uint32_t idx, int32_t pos, const uint32_t* cps, size_t n) {
+  ContainerState& cs = container_state(*state, idx);
+  if (!cs.plain) {
+    Op op;
+    op.kind = OpKind::kTextInsert;
+    op.container = idx;
+    op.pos = pos;
+    op.text.assign(cps, cps + n);
+    return local_op(std::move(op));
+  }
+  open_txn();
+  const Counter counter = txn_start + txn_len;
+  if (gathering) touch(idx);
+  Status st = cs.plain->insert(self, counter, static_cast<uint32_t>(pos), cps, n);
+  if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
+  advance_vv(*state, self, counter + static_cast<Counter>(n));
+  txn_len += static_cast<Counter>(n);
+  // The open txn's last op ends at `counter`, so adjacency is the position.
+  if (!txn_ops.empty()) {
+    Op& last = txn_ops.back();
+    if (last.kind == OpKind::kTextInsert && last.container == idx &&
+        last.pos + static_cast<int32_t>(last.text.size()) == pos) {
+      last.text.append(cps, cps + n);
+      return Status();
+    }
+  }
+  new_txn_op(txn_ops, OpKind::kTextInsert, idx, counter, pos).text.assign(cps, cps + n);
+  return Status();
+}
+
+Status DocCore::local_delete_one(uint32_t idx, ContainerState& cs, int32_t pos) {
+  uint32_t id_peer = 0;
+  int32_t id_counter = 0;
+  cs.plain->id_at(static_cast<size_t>(pos), &id_peer, &id_counter);
+  const ID start{peer_ids[id_peer], id_counter};
+  open_txn();
+  const Counter counter = txn_start + txn_len;
+  if (gathering) touch(idx);
+  Status st = cs.plain->erase(static_cast<uint32_t>(pos), 1);
+  if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
+  advance_vv(*state, self, counter + 1);
+  txn_len += 1;
+  if (!txn_ops.empty()) {
+    Op& last = txn_ops.back();
+    if (last.kind == OpKind::kSeqDelete && last.container == idx &&
+        extend_delete(last, pos, 1, start)) {
+      return Status();
+    }
+  }
+  Op& op = new_txn_op(txn_ops, OpKind::kSeqDelete, idx, counter, pos);
+  op.len = 1;
+  op.start_id = start;
   return Status();
 }
 

@@ -435,5 +435,39 @@ TEST(LocalPathTest, KeystrokesMergeIntoRunsOfOneChange) {
   EXPECT_EQ(ct.to_string(), "abcd");
 }
 
+TEST(LocalPathTest, KeystrokesInOneTxnMatchTheTrackerPath) {
+  // Typing, backspace and forward delete inside one open transaction (the
+  // in-place extension) and across commits: the plain doc's ops, exports and
+  // events equal those of a doc that takes the general path (tracker).
+  Doc a(3);
+  Doc ta = tracker_doc(3);
+  int events_a = 0, events_ta = 0;
+  auto sub_a = a.subscribe_root([&](const DocEvent&) { ++events_a; });
+  auto sub_ta = ta.subscribe_root([&](const DocEvent&) { ++events_ta; });
+  for (Doc* d : {&a, &ta}) {
+    TextRef t = d->get_text("t");
+    for (const char* piece : {"a", "b", "\u00e9", "\U0001F600", "cd"}) {
+      ASSERT_TRUE(t.insert(t.len(), piece).ok());
+    }
+    ASSERT_TRUE(t.insert(1, "x").ok());  // not at the end of the last op: a new op
+    ASSERT_TRUE(t.erase(t.len() - 1, 1).ok());
+    ASSERT_TRUE(t.erase(t.len() - 1, 1).ok());  // backspace run
+    ASSERT_TRUE(t.erase(0, 1).ok());
+    ASSERT_TRUE(t.erase(0, 1).ok());  // forward-delete run
+    ASSERT_TRUE(d->commit().ok());
+    ASSERT_TRUE(t.insert(t.len(), "z").ok());  // merges into the previous change
+    ASSERT_TRUE(d->commit().ok());
+  }
+  EXPECT_TRUE(is_plain(a, a.get_text("t").id()));
+  EXPECT_EQ(a.get_text("t").to_string(), ta.get_text("t").to_string());
+  EXPECT_EQ(a.get_text("t").to_string(), "b\u00e9\U0001F600z");
+  EXPECT_EQ(a.export_json_updates(), ta.export_json_updates());
+  EXPECT_EQ(a.export_updates(), ta.export_updates());
+  ASSERT_EQ(a.core()->changes.size(), 1u);
+  EXPECT_EQ(a.core()->changes[0].ops.size(), ta.core()->changes[0].ops.size());
+  EXPECT_EQ(events_a, 2);
+  EXPECT_EQ(events_a, events_ta);
+}
+
 }  // namespace
 }  // namespace weft::crdt
