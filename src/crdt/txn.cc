@@ -240,7 +240,10 @@ Status DocCore::local_text_insert(uint32_t idx, int32_t pos, const uint32_t* cps
       return Status();
     }
   }
-  new_txn_op(txn_ops, OpKind::kTextInsert, idx, counter, pos).text.assign(cps, cps + n);
+  // resize + copy: assign() from uint32_t pointers builds a temporary string.
+  std::u32string& text = new_txn_op(txn_ops, OpKind::kTextInsert, idx, counter, pos).text;
+  text.resize(n);
+  for (size_t k = 0; k < n; ++k) text[k] = static_cast<char32_t>(cps[k]);
   return Status();
 }
 
