@@ -46,16 +46,25 @@ Status Scanner::add(ScanPart& part, int dirfd, const DirEntry& e, const std::str
   const git_index_entry* old = git_index_get_bypath(index, path.c_str(), 0);
   if (old) ++part.known;
   if (old && same_stat(old, st, mode)) return Status();
+  // Removed since the stat: not captured, and an old index entry goes.
+  auto vanished = [&] {
+    part.walked.pop_back();
+    if (old) --part.known;
+    return Status();
+  };
   git_index_entry entry;
   std::memset(&entry, 0, sizeof entry);
   std::string& buffer = part.buffer;
   if (mode == GIT_FILEMODE_LINK) {
     buffer.resize(4096);
     ssize_t n = ::readlinkat(dirfd, e.name.c_str(), buffer.data(), buffer.size());
+    if (n < 0 && errno == ENOENT) return vanished();
     if (n < 0) return errno_status(errno, "read link", path);
     buffer.resize(static_cast<size_t>(n));
   } else {
     UniqueFd fd(::openat(dirfd, e.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    // E.g. a concurrent atomic write's temp file, renamed away since the stat.
+    if (!fd.valid() && errno == ENOENT) return vanished();
     if (!fd.valid()) return errno_status(errno, "open", path);
     WEFT_RETURN_IF_ERROR(read_all(fd.get(), path, int64_t{1} << 40, &buffer));
   }
