@@ -3,6 +3,7 @@
 // kept, never undone).
 #include "weft/crdt/undo.h"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -190,6 +191,7 @@ struct UndoManager::Impl {
   int64_t merge_ms = 0;
   size_t max_steps = 100;
   std::vector<std::string> excluded;
+  std::vector<std::string> included;  // empty: every origin not excluded
   bool group_open = false;
   bool group_has_step = false;
   enum class Mode { kNormal, kUndo, kRedo } mode = Mode::kNormal;
@@ -205,6 +207,11 @@ struct UndoManager::Impl {
     }
     for (const auto& p : excluded) {
       if (rec.origin.rfind(p, 0) == 0) return;
+    }
+    if (!included.empty() && std::none_of(included.begin(), included.end(), [&](const auto& p) {
+          return rec.origin.rfind(p, 0) == 0;
+        })) {
+      return;
     }
     redo.clear();
     int64_t t = now_ms();
@@ -272,6 +279,10 @@ void UndoManager::set_max_undo_steps(size_t steps) {
 }
 void UndoManager::add_exclude_origin_prefix(std::string_view prefix) {
   impl_->excluded.emplace_back(prefix);
+}
+
+void UndoManager::add_include_origin_prefix(std::string_view prefix) {
+  impl_->included.emplace_back(prefix);
 }
 Status UndoManager::group_start() {
   if (impl_->group_open) return failed_precondition("an undo group is already open");

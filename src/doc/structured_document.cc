@@ -122,8 +122,9 @@ Status DocOps::finish(const StructuredDocument& d, std::string_view op, bool is_
     c.message =
         StructuredDocument::agent_attribution(d.options_.accessor_agent_id.value_or("unknown"), op);
   }
-  // The origin lets AgentUndo skip system and source writes.
-  c.origin = is_system ? "system" : "agent";
+  // The origin (the attribution) lets AgentUndo keep to one agent's writes
+  // and skip system and source writes.
+  c.origin = *c.message;
   return s.doc.commit(c);
 }
 
@@ -202,7 +203,9 @@ Status StructuredDocument::commit() {
     c.message = std::move(*state_->pending_attribution);
     state_->pending_attribution.reset();
   }
-  c.origin = "system";
+  // An explicit agent attribution is that agent's write (undoable by it);
+  // anything else committed raw counts as a system write.
+  c.origin = c.message && c.message->rfind("agent:", 0) == 0 ? *c.message : "system";
   return state_->doc.commit(c);
 }
 
@@ -329,14 +332,20 @@ std::unique_ptr<StructuredDocument> StructuredDocument::fork(
 
 // ---------------------------------------------------------------- undo
 
-std::unique_ptr<AgentUndo> StructuredDocument::undo_manager() {
-  return std::make_unique<AgentUndo>(state_);
+std::unique_ptr<AgentUndo> StructuredDocument::undo_manager(std::optional<std::string> agent_id) {
+  if (!agent_id) agent_id = options_.accessor_agent_id;
+  return std::make_unique<AgentUndo>(state_, std::move(agent_id));
 }
 
-AgentUndo::AgentUndo(std::shared_ptr<StructuredDocument::State> state) : state_(std::move(state)) {
+AgentUndo::AgentUndo(std::shared_ptr<StructuredDocument::State> state,
+                     std::optional<std::string> agent_id)
+    : state_(std::move(state)) {
   std::lock_guard lock(state_->mu);
   manager_ = std::make_unique<crdt::UndoManager>(state_->doc);
   manager_->add_exclude_origin_prefix("system");
+  manager_->add_exclude_origin_prefix("source:");
+  if (agent_id)
+    manager_->add_include_origin_prefix(StructuredDocument::agent_attribution(*agent_id, ""));
 }
 
 AgentUndo::~AgentUndo() {

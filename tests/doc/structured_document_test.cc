@@ -357,6 +357,33 @@ TEST(DocUndoTest, UndoesOwnAgentWritesOnly) {
   EXPECT_EQ(*d->get_field("filter"), Json("v2"));
 }
 
+TEST(DocUndoTest, UndoIsScopedToOneAgentOnASharedDocument) {
+  auto d = make(kMap);
+  auto ada = d->undo_manager();  // the accessor, "ada"
+  auto bob = d->undo_manager("bob");
+  auto before_ratio = d->get_field("ratio");
+  ASSERT_TRUE(d->set_field("filter", "v1").ok());
+  d->set_attribution(StructuredDocument::agent_attribution("bob", "set_field:ratio"));
+  ASSERT_TRUE(d->set_field("ratio", 2).ok());
+  d->set_attribution(StructuredDocument::source_attribution("lsp"));
+  ASSERT_TRUE(d->set_field("severity", "src", std::nullopt, true).ok());
+  ASSERT_TRUE(d->set_field("filter", "v2").ok());
+  EXPECT_TRUE(ada->can_undo());
+  EXPECT_TRUE(bob->can_undo());
+
+  ASSERT_TRUE(*ada->undo());  // ada's latest write only
+  EXPECT_EQ(*d->get_field("filter"), Json("v1"));
+  EXPECT_EQ(*d->get_field("ratio"), Json(2)) << "bob's write is not ada's to undo";
+  ASSERT_TRUE(*bob->undo());
+  EXPECT_FALSE(bob->can_undo());
+  EXPECT_EQ(d->get_field("ratio").ok(), before_ratio.ok());
+  if (before_ratio.ok()) EXPECT_EQ(*d->get_field("ratio"), *before_ratio);
+  EXPECT_EQ(*d->get_field("filter"), Json("v1")) << "ada's state is not bob's to undo";
+  EXPECT_EQ(*d->get_field("severity"), Json("src")) << "source writes are never undone";
+  ASSERT_TRUE(*ada->redo());
+  EXPECT_EQ(*d->get_field("filter"), Json("v2"));
+}
+
 // ------------------------------------------------------------ concurrency
 
 TEST(DocMergeTest, TwoAgentsEditConcurrentlyAndConverge) {

@@ -39,6 +39,10 @@ class UndoManager {
   void set_max_undo_steps(size_t steps);
   // Commits whose origin starts with `prefix` are not recorded.
   void add_exclude_origin_prefix(std::string_view prefix);
+  // Once any include prefix is set, only commits whose origin starts with one
+  // of them are recorded (exclusions still apply). Unrecorded local commits
+  // are never undone; undo transforms over them like over remote changes.
+  void add_include_origin_prefix(std::string_view prefix);
   // Everything committed between group_start and group_end is one step.
   // Errors: kFailedPrecondition when a group is already open.
   Status group_start();

@@ -145,9 +145,10 @@ class StructuredDocument {
   // Container id of the schema's main container, or a section's.
   Result<crdt::ContainerId> content_container_id(Section section = std::nullopt) const;
 
-  // Undo/redo of this document's own agent writes (system and source
-  // commits and imported changes are never undone).
-  std::unique_ptr<AgentUndo> undo_manager();
+  // Undo/redo of one agent's writes to this document: `agent_id`'s, else the
+  // accessor agent's, else every agent's. System and source commits, other
+  // agents' writes and imported changes are never undone.
+  std::unique_ptr<AgentUndo> undo_manager(std::optional<std::string> agent_id = std::nullopt);
 
   // ---- rendering: what an agent sees in its context (deterministic).
   std::string render() const;
@@ -192,7 +193,10 @@ class StructuredDocument {
 // document's lock). Keeps the document's state alive.
 class AgentUndo {
  public:
-  AgentUndo(std::shared_ptr<StructuredDocument::State> state);
+  // Records the writes attributed to `agent_id` ("agent:<id>:..."), or every
+  // agent's when it is nullopt.
+  AgentUndo(std::shared_ptr<StructuredDocument::State> state,
+            std::optional<std::string> agent_id = std::nullopt);
   ~AgentUndo();
   // Undoes the latest step; false when there is none.
   Result<bool> undo();
