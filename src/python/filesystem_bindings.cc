@@ -253,13 +253,14 @@ void bind_metadata(py::class_<NativeFs>& c) {
 }
 
 HostFs make_host(const py::object& root, bool read_only, const py::object& git_dir,
-                 const py::object& limits, bool allow_hard_links) {
+                 const py::object& limits, bool allow_hard_links, bool fsync) {
   std::string r = path_arg(root, "root");
   fs::HostOptions options;
   options.read_only = read_only;
   options.git_dir = optional_path(git_dir, "git_dir");
   options.limits = limits_from_python(limits);
   options.allow_hard_links = allow_hard_links;
+  options.durability = fsync ? fs::WriteDurability::kFsync : fs::WriteDurability::kAtomicRename;
   Result<std::unique_ptr<Filesystem>> made = [&] {
     py::gil_scoped_release release;
     return fs::make_host_filesystem(r, options);
@@ -300,14 +301,16 @@ void bind_filesystem(py::module_& m) {
                                "escapes), with git snapshots stored outside the root.")
       .def(py::init(&make_host), py::arg("root"), py::arg("read_only") = false, py::kw_only(),
            py::arg("git_dir") = py::none(), py::arg("limits") = py::none(),
-           py::arg("allow_hard_links") = false,
+           py::arg("allow_hard_links") = false, py::arg("fsync") = true,
            "Opens the existing directory `root`. git_dir: snapshot store (default under "
-           "$XDG_STATE_HOME/weft/snapshots; must be outside the root). Raises "
-           "FileNotFoundError, NotADirectoryError, ValueError.")
+           "$XDG_STATE_HOME/weft/snapshots; must be outside the root). fsync=False: writes "
+           "stay atomic (temp file + rename) but are not flushed to disk, so they are faster "
+           "and may be lost in a power cut. Raises FileNotFoundError, NotADirectoryError, "
+           "ValueError.")
       // The seed's usage example spells the root `_root=`.
       .def(py::init(&make_host), py::kw_only(), py::arg("_root"), py::arg("read_only") = false,
            py::arg("git_dir") = py::none(), py::arg("limits") = py::none(),
-           py::arg("allow_hard_links") = false);
+           py::arg("allow_hard_links") = false, py::arg("fsync") = true);
 }
 
 }  // namespace weft::python

@@ -19,7 +19,7 @@ namespace {
 SandboxFs make_sandbox(const py::object& mounts, const py::object& allowed_host_roots,
                        const py::object& overlay_dir, bool keep_overlay, bool read_only,
                        const py::object& git_dir, const py::object& limits, bool allow_hard_links,
-                       const std::string& bwrap_path) {
+                       const std::string& bwrap_path, const py::object& extra_read_only_paths) {
   fs::SandboxOptions options;
   for (const auto& mount : mounts) options.mounts.push_back(mount_from_python(mount));
   options.allowed_host_roots = paths_from_python(allowed_host_roots, "allowed_host_roots");
@@ -30,6 +30,7 @@ SandboxFs make_sandbox(const py::object& mounts, const py::object& allowed_host_
   options.host.limits = limits_from_python(limits);
   options.host.allow_hard_links = allow_hard_links;
   options.bwrap_path = bwrap_path;
+  options.extra_read_only_paths = paths_from_python(extra_read_only_paths, "extra_read_only_paths");
   Result<std::unique_ptr<fs::SandboxWorkspace>> made = [&] {
     py::gil_scoped_release release;  // hydration copies files
     return fs::make_sandbox_workspace(std::move(options));
@@ -102,7 +103,8 @@ void bind_sandbox(py::module_& m) {
       m, "SandboxWorkspace",
       "An overlay directory on the host, hydrated from HostMounts and served as a "
       "HostFilesystem (snapshots included), where exec() runs commands under bubblewrap: "
-      "the overlay read-write at /workspace, the rest of the system read-only, no network, "
+      "the overlay read-write at /workspace, only the system paths programs need (/usr, /bin, "
+      "/lib*, a few /etc files; extra_read_only_paths adds more) read-only, no network, "
       "a time limit. close() removes a default overlay unless keep_overlay; a given "
       "overlay_dir is never deleted.")
       .def(py::init(&make_sandbox), py::kw_only(), py::arg("mounts") = py::tuple(),
@@ -110,6 +112,7 @@ void bind_sandbox(py::module_& m) {
            py::arg("keep_overlay") = false, py::arg("read_only") = false,
            py::arg("git_dir") = py::none(), py::arg("limits") = py::none(),
            py::arg("allow_hard_links") = false, py::arg("bwrap_path") = "bwrap",
+           py::arg("extra_read_only_paths") = py::tuple(),
            "Creates (or reuses) the overlay and copies the mounts in. Raises "
            "PermissionError (mount outside allowed_host_roots), FileNotFoundError, ValueError.")
       .def("exec", &exec, py::arg("argv"), py::kw_only(), py::arg("cwd") = ".",

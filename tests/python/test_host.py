@@ -55,6 +55,16 @@ def test_root_is_canonical_absolute(tmp_path):
     assert "HostFilesystem(root=" in repr(fs)
 
 
+def test_fsync_false_keeps_writes_atomic_and_exact(tmp_path):
+    fs = make_host(tmp_path, fsync=False)
+    fs.write("a.txt", "one\r\ntwo\n")
+    fs.write("a.txt", "three\n", mode="append")
+    assert (tmp_path / "root" / "a.txt").read_bytes() == b"one\r\ntwo\nthree\n"
+    assert not [p for p in os.listdir(tmp_path / "root") if p != "a.txt"]
+    with pytest.raises(TypeError):
+        make_host(tmp_path, fsync="maybe")
+
+
 def test_seed_spelling_and_pathlike_root(tmp_path):
     (tmp_path / "r").mkdir()
     assert weft.HostFilesystem(_root=str(tmp_path / "r")).root == str(tmp_path / "r")

@@ -145,6 +145,21 @@ class TestExec:
         assert net.ok, net.stderr
         assert [name.strip() for name in net.stdout.split()] in ([], ["lo"])
 
+    def test_host_paths_outside_are_hidden_unless_listed(self, tmp_path):
+        shared = tmp_path / "shared-data"
+        shared.mkdir()
+        (shared / "notes.txt").write_text("visible\n")
+        with make_workspace(tmp_path / "a") as plain:
+            hidden = plain.exec(["cat", str(shared / "notes.txt")])
+            assert not hidden.ok
+        with make_workspace(tmp_path / "b", extra_read_only_paths=[str(shared)]) as ws:
+            seen = ws.exec(["cat", str(shared / "notes.txt")])
+            assert seen.ok and seen.stdout == "visible\n"
+            assert not ws.exec(["sh", "-c", f"echo x > {shared}/new.txt"]).ok
+        assert not (shared / "new.txt").exists()
+        with pytest.raises(ValueError):
+            make_workspace(tmp_path / "c", extra_read_only_paths=["relative/path"])
+
     def test_timeout(self, workspace):
         started = time.monotonic()
         result = workspace.exec(["sleep", "30"], timeout=0.5)
