@@ -53,7 +53,7 @@ fi
 
 if has_stage fuzz; then
   step "fuzz smoke run"
-  secs="${WEFT_FUZZ_SECONDS:-20}"
+  secs="${WEFT_FUZZ_SECONDS:-10}"
   shopt -s nullglob
   for fuzzer in build/asan/fuzz/*_fuzz; do
     name="$(basename "$fuzzer")"
