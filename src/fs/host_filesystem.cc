@@ -162,10 +162,16 @@ Status HostFilesystem::replace_file(int dirfd, const NormalPath& p, std::string_
   const bool sync = options_.durability == WriteDurability::kFsync;
   if (sync && ::fsync(fd.get()) != 0) return fail(errno_status(errno, "sync", p.str()));
   fd.reset();
+  // The file being replaced, held open so that its last close (which frees the
+  // inode and can wait for its writeback) happens on the closer's thread.
+  UniqueFd old;
+  if (!no_replace)
+    old = UniqueFd(::openat(dirfd, p.name().c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
   int rc = no_replace ? ::renameat2(dirfd, tmp.c_str(), dirfd, p.name().c_str(), RENAME_NOREPLACE)
                       : ::renameat(dirfd, tmp.c_str(), dirfd, p.name().c_str());
   if (rc != 0) return fail(errno_status(errno, "replace", p.str()));
   if (sync) ::fsync(dirfd);  // best effort: make the rename durable
+  closer_.close_later(std::move(old));
   return Status();
 }
 

@@ -68,6 +68,8 @@ class HostFilesystem final : public Filesystem {
   RootDir root_;
   HostOptions options_;
   std::unique_ptr<GitSnapshotStore> store_;
+  // Closes replaced targets off the write path (see DeferredCloser).
+  mutable DeferredCloser closer_;
 };
 
 }  // namespace weft::fs::internal

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <system_error>
 
 namespace weft::fs::internal {
 namespace {
@@ -263,6 +264,64 @@ Status read_all(int fd, const std::string& what, int64_t max_bytes, std::string*
   }
   out->resize(got);
   return Status();
+}
+
+DeferredCloser::~DeferredCloser() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  work_cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+  for (int fd : queue_) ::close(fd);  // only when the thread never started
+}
+
+void DeferredCloser::close_later(UniqueFd fd) {
+  if (!fd.valid()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stop_ && queue_.size() < max_pending_) {
+      if (!thread_.joinable()) {
+        try {
+          thread_ = std::thread([this] { run(); });
+        } catch (const std::system_error&) {
+          return;  // no thread: `fd` closes inline as it goes out of scope
+        }
+      }
+      queue_.push_back(fd.release());
+      work_cv_.notify_one();
+      return;
+    }
+  }
+  fd.reset();  // queue full: close inline rather than hold unbounded fds
+}
+
+void DeferredCloser::drain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_cv_.wait(lock, [&] { return !thread_.joinable() || (queue_.empty() && closing_ == 0); });
+}
+
+size_t DeferredCloser::closed_in_background() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closed_;
+}
+
+void DeferredCloser::run() {
+  std::vector<int> batch;
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    work_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stop_ and nothing left
+    batch.swap(queue_);
+    closing_ = batch.size();
+    lock.unlock();
+    for (int fd : batch) ::close(fd);
+    lock.lock();
+    closed_ += batch.size();
+    closing_ = 0;
+    batch.clear();
+    if (queue_.empty()) idle_cv_.notify_all();
+  }
 }
 
 Status write_all(int fd, std::string_view data, const std::string& what) {

@@ -11,8 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -37,6 +40,8 @@ class UniqueFd {
   }
   int get() const { return fd_; }
   bool valid() const { return fd_ >= 0; }
+  // Gives up ownership: returns the fd (or -1) and leaves this empty.
+  int release() { return std::exchange(fd_, -1); }
   void reset() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
@@ -44,6 +49,44 @@ class UniqueFd {
 
  private:
   int fd_ = -1;
+};
+
+// Closes file descriptors on a background thread. A write replaces its target
+// by renaming a temp file over it; the old inode is freed by the last close of
+// it, and when its pages are still under writeback (the previous write's) that
+// close waits for the I/O: ~1 ms for 1 MB, most of a write's time. Holding an
+// fd of the old target across the rename and closing it here moves that wait
+// off the caller's path; nothing of the old file stays visible in the tree.
+// The thread starts with the first deferred close. Thread-safe.
+class DeferredCloser {
+ public:
+  // At most `max_pending` fds wait at once; beyond that close_later closes inline.
+  explicit DeferredCloser(size_t max_pending = 64) : max_pending_(max_pending) {}
+  // Closes every queued fd and joins the thread.
+  ~DeferredCloser();
+  DeferredCloser(const DeferredCloser&) = delete;
+  DeferredCloser& operator=(const DeferredCloser&) = delete;
+
+  // Takes `fd` and closes it soon on the background thread (inline when the
+  // queue is full or the thread cannot start).
+  void close_later(UniqueFd fd);
+  // Returns once every fd queued before the call is closed.
+  void drain();
+  // Fds closed so far on the background thread (tests).
+  size_t closed_in_background() const;
+
+ private:
+  void run();
+
+  const size_t max_pending_;
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;  // queue_ non-empty or stop_
+  std::condition_variable idle_cv_;  // queue_ empty and nothing being closed
+  std::vector<int> queue_;
+  size_t closing_ = 0;  // fds taken off queue_ and not yet closed
+  size_t closed_ = 0;
+  bool stop_ = false;
+  std::thread thread_;
 };
 
 // Maps errno from an operation on `what` to a Status with an actionable message.
