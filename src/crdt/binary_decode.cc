@@ -148,18 +148,17 @@ Status ColumnReader::op(Op& op, PeerId author) {
       const auto* bytes = reinterpret_cast<const uint8_t*>(text_.data());
       uint8_t high = 0;
       for (uint64_t i = 0; i < n; ++i) high |= bytes[i];  // n <= size: checked above
+      // All ASCII: n bytes; otherwise walk n sequences.
       size_t at = n;
-      if (high < 0x80) {
-        op.text.assign(bytes, bytes + n);  // all ASCII: one widening copy
-      } else {
-        op.text.resize(n);
+      if (high >= 0x80) {
         at = 0;
         for (uint64_t i = 0; i < n; ++i) {
           if (at >= text_.size()) return corrupt("the text column ends early");
           // The column was validated as UTF-8 as a whole.
-          op.text[i] = bytes[at] < 0x80 ? bytes[at++] : decode_utf8_unchecked(text_, at);
+          at += utf8_sequence_length(bytes[at]);
         }
       }
+      op.text.assign_utf8(text_.substr(0, at), n);
       text_.remove_prefix(at);
       expected_[run_cid_] = op.pos + static_cast<int32_t>(n);
       break;
@@ -167,14 +166,15 @@ Status ColumnReader::op(Op& op, PeerId author) {
     case OpKind::kListInsert: {
       const uint64_t n = len.u();
       if (n == 0 || n > values_.remaining()) return corrupt("bad list insert length");
-      op.values.reserve(n);
+      std::vector<Value>& values = op.mutable_values();
+      values.reserve(n);
       for (uint64_t x = 0; x < n; ++x) {
         WEFT_ASSIGN_OR_RETURN(Value v, read_value(values_, t_.cids, 0));
         if (v.is_container() && (v.as_container().is_root() ||
                                  !(v.as_container().id() == ID{author, op.counter + Counter(x)}))) {
           return corrupt("a container value does not match its op id");
         }
-        op.values.push_back(std::move(v));
+        values.push_back(std::move(v));
       }
       expected_[run_cid_] = op.pos + static_cast<int32_t>(n);
       break;
@@ -198,8 +198,10 @@ Status ColumnReader::op(Op& op, PeerId author) {
       const int64_t end = op.pos + len.s();
       if (end < 0 || end > INT32_MAX) return corrupt("mark end out of range");
       op.len = static_cast<int32_t>(end);
-      WEFT_ASSIGN_OR_RETURN(op.key, key());
-      WEFT_ASSIGN_OR_RETURN(op.value, read_value(values_, t_.cids, 1));
+      WEFT_ASSIGN_OR_RETURN(std::string k, key());
+      op.set_key(std::move(k));
+      WEFT_ASSIGN_OR_RETURN(Value v, read_value(values_, t_.cids, 1));
+      op.set_value(std::move(v));
       op.info = c_[kColExtra].byte();
       expected_[run_cid_] = op.pos;
       break;
@@ -212,14 +214,15 @@ Status ColumnReader::op(Op& op, PeerId author) {
     }
     case OpKind::kMapSet:
     case OpKind::kMapDelete: {
-      WEFT_ASSIGN_OR_RETURN(op.key, key());
+      WEFT_ASSIGN_OR_RETURN(std::string k, key());
+      op.set_key(std::move(k));
       if (op.kind == OpKind::kMapSet) {
-        WEFT_ASSIGN_OR_RETURN(op.value, read_value(values_, t_.cids, 0));
-        if (op.value.is_container() &&
-            (op.value.as_container().is_root() ||
-             !(op.value.as_container().id() == ID{author, op.counter}))) {
+        WEFT_ASSIGN_OR_RETURN(Value v, read_value(values_, t_.cids, 0));
+        if (v.is_container() &&
+            (v.as_container().is_root() || !(v.as_container().id() == ID{author, op.counter}))) {
           return corrupt("a container value does not match its op id");
         }
+        op.set_value(std::move(v));
       }
       break;
     }
@@ -228,7 +231,9 @@ Status ColumnReader::op(Op& op, PeerId author) {
       if (bits.size() != 8) return corrupt("the extra column ends early");
       uint64_t v = 0;
       for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(bits[i]);
-      std::memcpy(&op.number, &v, 8);
+      double number = 0;
+      std::memcpy(&number, &v, 8);
+      op.set_number(number);
       break;
     }
   }

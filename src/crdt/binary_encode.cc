@@ -137,11 +137,11 @@ void ColumnWriter::op(const Op& o) {
   switch (o.kind) {
     case OpKind::kTextInsert:
       put_uvarint(len, o.text.size());
-      for (char32_t c : o.text) append_utf8(cols_[kColText], c);
+      cols_[kColText] += o.text.utf8();
       break;
     case OpKind::kListInsert:
-      put_uvarint(len, o.values.size());
-      for (const Value& v : o.values) write_value(cols_[kColValues], v, tables_);
+      put_uvarint(len, o.values().size());
+      for (const Value& v : o.values()) write_value(cols_[kColValues], v, tables_);
       break;
     case OpKind::kSeqDelete:
       put_svarint(len, o.len);
@@ -150,23 +150,24 @@ void ColumnWriter::op(const Op& o) {
       break;
     case OpKind::kMark:
       put_svarint(len, int64_t{o.len} - o.pos);
-      key(o.key);
-      write_value(cols_[kColValues], o.value, tables_);
+      key(o.key());
+      write_value(cols_[kColValues], o.value(), tables_);
       cols_[kColExtra].push_back(static_cast<char>(o.info));
       break;
     case OpKind::kMarkEnd:
       put_uvarint(len, static_cast<uint64_t>(o.len));
       break;
     case OpKind::kMapSet:
-      key(o.key);
-      write_value(cols_[kColValues], o.value, tables_);
+      key(o.key());
+      write_value(cols_[kColValues], o.value(), tables_);
       break;
     case OpKind::kMapDelete:
-      key(o.key);
+      key(o.key());
       break;
     case OpKind::kCounter: {
       uint64_t bits;
-      std::memcpy(&bits, &o.number, 8);
+      const double number = o.number();
+      std::memcpy(&bits, &number, 8);
       put_fixed64(cols_[kColExtra], bits);
       break;
     }

@@ -36,7 +36,7 @@ Status V1Reader::op_fields(Op& op, PeerId author, Counter next) {
       WEFT_ASSIGN_OR_RETURN(op.pos, pos());
       WEFT_ASSIGN_OR_RETURN(std::string_view s, r.read_bytes());
       if (s.empty() || !is_valid_utf8(s)) return corrupt("bad text insert");
-      for (size_t x = 0; x < s.size();) op.text.push_back(decode_utf8_unchecked(s, x));
+      op.text.assign_utf8(s, count_unicode_unchecked(s));
       return Status();
     }
     case OpKind::kListInsert: {
@@ -49,7 +49,7 @@ Status V1Reader::op_fields(Op& op, PeerId author, Counter next) {
                                  !(v.as_container().id() == ID{author, next + Counter(x)}))) {
           return corrupt("a container value does not match its op id");
         }
-        op.values.push_back(std::move(v));
+        op.mutable_values().push_back(std::move(v));
       }
       return Status();
     }
@@ -69,8 +69,9 @@ Status V1Reader::op_fields(Op& op, PeerId author, Counter next) {
       WEFT_ASSIGN_OR_RETURN(op.len, pos());
       WEFT_ASSIGN_OR_RETURN(std::string_view key, r.read_bytes());
       if (!is_valid_utf8(key)) return corrupt("bad style key");
-      op.key = std::string(key);
-      WEFT_ASSIGN_OR_RETURN(op.value, read_value(r, t.cids, 1));
+      op.set_key(std::string(key));
+      WEFT_ASSIGN_OR_RETURN(Value v, read_value(r, t.cids, 1));
+      op.set_value(std::move(v));
       WEFT_ASSIGN_OR_RETURN(op.info, r.read_u8());
       return Status();
     }
@@ -82,19 +83,22 @@ Status V1Reader::op_fields(Op& op, PeerId author, Counter next) {
     case OpKind::kMapDelete: {
       WEFT_ASSIGN_OR_RETURN(std::string_view key, r.read_bytes());
       if (!is_valid_utf8(key)) return corrupt("bad map key");
-      op.key = std::string(key);
+      op.set_key(std::string(key));
       if (op.kind == OpKind::kMapSet) {
-        WEFT_ASSIGN_OR_RETURN(op.value, read_value(r, t.cids, 0));
-        if (op.value.is_container() && (op.value.as_container().is_root() ||
-                                        !(op.value.as_container().id() == ID{author, next}))) {
+        WEFT_ASSIGN_OR_RETURN(Value v, read_value(r, t.cids, 0));
+        if (v.is_container() &&
+            (v.as_container().is_root() || !(v.as_container().id() == ID{author, next}))) {
           return corrupt("a container value does not match its op id");
         }
+        op.set_value(std::move(v));
       }
       return Status();
     }
     case OpKind::kCounter: {
       WEFT_ASSIGN_OR_RETURN(uint64_t bits, r.read_fixed64());
-      std::memcpy(&op.number, &bits, 8);
+      double number = 0;
+      std::memcpy(&number, &bits, 8);
+      op.set_number(number);
       return Status();
     }
   }

@@ -118,33 +118,6 @@ void DocCore::append_change(Change ch) {
   changes.push_back(std::move(ch));
 }
 
-Op slice_op(const Op& op, Counter k) {
-  Op o = op;
-  o.counter = op.counter + k;
-  switch (op.kind) {
-    case OpKind::kTextInsert:
-      o.text = op.text.substr(k);
-      o.pos = op.pos + k;
-      break;
-    case OpKind::kListInsert:
-      o.values.assign(op.values.begin() + k, op.values.end());
-      o.pos = op.pos + k;
-      break;
-    case OpKind::kSeqDelete:
-      if (op.len > 0) {
-        o.len = op.len - k;
-        o.start_id.counter = op.start_id.counter + k;
-      } else {
-        o.len = op.len + k;  // backspace run: unit k deletes pos - k
-        o.pos = op.pos - k;
-      }
-      break;
-    default:
-      break;
-  }
-  return o;
-}
-
 Change DocCore::slice_change(const Change& ch, Counter from) const {
   if (from <= ch.counter) return ch;
   Change out;

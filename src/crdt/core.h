@@ -15,54 +15,12 @@
 #include <unordered_set>
 #include <vector>
 
+#include "crdt/op.h"
 #include "crdt/plain.h"
 #include "crdt/seq.h"
 #include "weft/crdt/doc.h"
 
 namespace weft::crdt::detail {
-
-enum class OpKind : uint8_t {
-  kTextInsert,
-  kListInsert,
-  kSeqDelete,
-  kMark,
-  kMarkEnd,
-  kMapSet,
-  kMapDelete,
-  kCounter
-};
-
-// One op: a run of `atom_len()` units with consecutive counters.
-struct Op {
-  OpKind kind = OpKind::kCounter;
-  uint32_t container = 0;     // index into DocCore::containers
-  Counter counter = 0;        // first unit
-  int32_t pos = 0;            // insert/delete position; mark start
-  int32_t len = 0;            // delete: signed length; mark: end; mark_end: anchor position
-  ID start_id;                // delete: leftmost deleted element (real peer id)
-  std::u32string text;        // text insert
-  std::vector<Value> values;  // list insert
-  std::string key;            // map key / style key
-  Value value;                // map value / style value
-  double number = 0;          // counter delta
-  uint8_t info = 0;           // mark info byte
-
-  Counter atom_len() const {
-    switch (kind) {
-      case OpKind::kTextInsert:
-        return static_cast<Counter>(text.size());
-      case OpKind::kListInsert:
-        return static_cast<Counter>(values.size());
-      case OpKind::kSeqDelete:
-        return len < 0 ? -len : len;
-      default:
-        return 1;
-    }
-  }
-};
-
-// Drops the first `k` units of `op` (0 < k < atom_len()).
-Op slice_op(const Op& op, Counter k);
 
 struct Change {
   uint32_t peer = 0;  // dense peer index

@@ -195,10 +195,10 @@ std::shared_ptr<DocCore> copy_history(const DocCore& src, const detail::DenseVv*
           // Cut the op after `keep` units.
           switch (op.kind) {
             case detail::OpKind::kTextInsert:
-              op.text.resize(keep);
+              op.text.truncate(keep);
               break;
             case detail::OpKind::kListInsert:
-              op.values.resize(keep);
+              op.mutable_values().resize(keep);
               break;
             case detail::OpKind::kSeqDelete:
               op.len = op.len > 0 ? keep : -keep;

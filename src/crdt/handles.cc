@@ -199,8 +199,8 @@ Status TextRef::mark(size_t start, size_t end, std::string_view key, const Value
   op.container = idx;
   op.pos = static_cast<int32_t>(a.entity);
   op.len = static_cast<int32_t>(b.entity);
-  op.key = std::string(key);
-  op.value = value;
+  op.set_key(std::string(key));
+  op.set_value(value);
   op.info = 0x80 | ((expand & 1) ? 0x04 : 0) | ((expand & 2) ? 0x02 : 0);
   bool ac = core_->auto_commit;
   core_->auto_commit = false;
@@ -274,7 +274,7 @@ Status ListRef::insert(size_t index, const Value& value) {
   op.kind = OpKind::kListInsert;
   op.container = idx;
   op.pos = static_cast<int32_t>(index);
-  op.values.push_back(value);
+  op.mutable_values().push_back(value);
   return finish(*core_, core_->local_op(std::move(op)));
 }
 
@@ -307,7 +307,7 @@ Result<ContainerId> ListRef::insert_container(size_t index, ContainerType type) 
   op.kind = OpKind::kListInsert;
   op.container = idx;
   op.pos = static_cast<int32_t>(index);
-  op.values.push_back(Value(child));
+  op.mutable_values().push_back(Value(child));
   WEFT_RETURN_IF_ERROR(finish(*core_, core_->local_op(std::move(op))));
   return child;
 }
@@ -348,8 +348,8 @@ Status MapRef::set(std::string_view key, const Value& value) {
   Op op;
   op.kind = OpKind::kMapSet;
   op.container = idx;
-  op.key = std::string(key);
-  op.value = value;
+  op.set_key(std::string(key));
+  op.set_value(value);
   return finish(*core_, core_->local_op(std::move(op)));
 }
 
@@ -363,7 +363,7 @@ Status MapRef::erase(std::string_view key) {
   Op op;
   op.kind = OpKind::kMapDelete;
   op.container = idx;
-  op.key = std::string(key);
+  op.set_key(std::string(key));
   return finish(*core_, core_->local_op(std::move(op)));
 }
 
@@ -382,8 +382,8 @@ Result<ContainerId> MapRef::set_container(std::string_view key, ContainerType ty
   Op op;
   op.kind = OpKind::kMapSet;
   op.container = idx;
-  op.key = std::string(key);
-  op.value = Value(child);
+  op.set_key(std::string(key));
+  op.set_value(Value(child));
   WEFT_RETURN_IF_ERROR(finish(*core_, core_->local_op(std::move(op))));
   return child;
 }
@@ -428,7 +428,7 @@ Status CounterRef::increment(double delta) {
   Op op;
   op.kind = OpKind::kCounter;
   op.container = idx;
-  op.number = delta;
+  op.set_number(delta);
   return finish(*core_, core_->local_op(std::move(op)));
 }
 

@@ -112,7 +112,7 @@ Status read_op(const Ctx& ctx, DocCore& core, const json& j, PeerId author, Op& 
         WEFT_RETURN_IF_ERROR(validate_utf8(*text));
         op.kind = OpKind::kTextInsert;
         op.pos = static_cast<int32_t>(pos);
-        for (size_t i = 0; i < text->size();) op.text.push_back(decode_utf8_unchecked(*text, i));
+        op.text.assign_utf8(*text, count_unicode_unchecked(*text));
         if (op.text.empty()) return ctx.bad("empty text insert");
       } else if (*type == "delete") {
         WEFT_RETURN_IF_ERROR(read_delete(ctx, c, op));
@@ -124,11 +124,12 @@ Status read_op(const Ctx& ctx, DocCore& core, const json& j, PeerId author, Op& 
         op.kind = OpKind::kMark;
         op.pos = static_cast<int32_t>(start);
         op.len = static_cast<int32_t>(end);
-        op.key = *key;
+        op.set_key(*key);
         auto sv = c.find("style_value");
         if (sv != c.end()) {
-          WEFT_ASSIGN_OR_RETURN(op.value, value_from_json(*sv, nullptr));
-          if (op.value.is_container()) return ctx.bad("a style value cannot be a container");
+          WEFT_ASSIGN_OR_RETURN(Value style, value_from_json(*sv, nullptr));
+          if (style.is_container()) return ctx.bad("a style value cannot be a container");
+          op.set_value(std::move(style));
         }
         auto info = c.find("info");
         if (info != c.end() && info->is_number_integer()) op.info = info->get<int64_t>() & 0xFF;
@@ -150,8 +151,8 @@ Status read_op(const Ctx& ctx, DocCore& core, const json& j, PeerId author, Op& 
         for (const auto& e : *v) {
           WEFT_ASSIGN_OR_RETURN(Value val, value_from_json(e, ctx.table));
           WEFT_RETURN_IF_ERROR(check_child(
-              ctx, val, ID{author, op.counter + static_cast<Counter>(op.values.size())}));
-          op.values.push_back(std::move(val));
+              ctx, val, ID{author, op.counter + static_cast<Counter>(op.values().size())}));
+          op.mutable_values().push_back(std::move(val));
         }
       } else if (*type == "delete") {
         WEFT_RETURN_IF_ERROR(read_delete(ctx, c, op));
@@ -161,13 +162,14 @@ Status read_op(const Ctx& ctx, DocCore& core, const json& j, PeerId author, Op& 
       break;
     case ContainerType::kMap: {
       WEFT_ASSIGN_OR_RETURN(const std::string* key, read_str(ctx, c, "key"));
-      op.key = *key;
+      op.set_key(*key);
       if (*type == "insert") {
         auto v = c.find("value");
         if (v == c.end()) return ctx.bad("map insert without value");
         op.kind = OpKind::kMapSet;
-        WEFT_ASSIGN_OR_RETURN(op.value, value_from_json(*v, ctx.table));
-        WEFT_RETURN_IF_ERROR(check_child(ctx, op.value, ID{author, op.counter}));
+        WEFT_ASSIGN_OR_RETURN(Value val, value_from_json(*v, ctx.table));
+        WEFT_RETURN_IF_ERROR(check_child(ctx, val, ID{author, op.counter}));
+        op.set_value(std::move(val));
       } else if (*type == "delete") {
         op.kind = OpKind::kMapDelete;
       } else {
@@ -179,7 +181,7 @@ Status read_op(const Ctx& ctx, DocCore& core, const json& j, PeerId author, Op& 
       auto v = c.find("value");
       if (v == c.end() || !v->is_number()) return ctx.bad("counter op needs a numeric value");
       op.kind = OpKind::kCounter;
-      op.number = v->get<double>();
+      op.set_number(v->get<double>());
       break;
     }
     case ContainerType::kMovableList:
@@ -312,12 +314,6 @@ struct PeerTable {
   }
 };
 
-std::string utf32_to_utf8(const std::u32string& s) {
-  std::string out;
-  for (char32_t c : s) append_utf8(out, c);
-  return out;
-}
-
 }  // namespace
 
 std::string DocCore::export_json(const VersionVector& from, bool compress) const {
@@ -345,11 +341,11 @@ std::string DocCore::export_json(const VersionVector& from, bool compress) const
       json c = json::object();
       switch (op.kind) {
         case OpKind::kTextInsert:
-          c = {{"type", "insert"}, {"pos", op.pos}, {"text", utf32_to_utf8(op.text)}};
+          c = {{"type", "insert"}, {"pos", op.pos}, {"text", std::string(op.text.utf8())}};
           break;
         case OpKind::kListInsert: {
           json vals = json::array();
-          for (const Value& v : op.values) vals.push_back(value_to_json(v, &cw));
+          for (const Value& v : op.values()) vals.push_back(value_to_json(v, &cw));
           c = {{"type", "insert"}, {"pos", op.pos}, {"value", std::move(vals)}};
           break;
         }
@@ -363,21 +359,21 @@ std::string DocCore::export_json(const VersionVector& from, bool compress) const
           c = {{"type", "mark"},
                {"start", op.pos},
                {"end", op.len},
-               {"style_key", op.key},
-               {"style_value", value_to_json(op.value)},
+               {"style_key", op.key()},
+               {"style_value", value_to_json(op.value())},
                {"info", op.info}};
           break;
         case OpKind::kMarkEnd:
           c = {{"type", "mark_end"}};
           break;
         case OpKind::kMapSet:
-          c = {{"type", "insert"}, {"key", op.key}, {"value", value_to_json(op.value, &cw)}};
+          c = {{"type", "insert"}, {"key", op.key()}, {"value", value_to_json(op.value(), &cw)}};
           break;
         case OpKind::kMapDelete:
-          c = {{"type", "delete"}, {"key", op.key}};
+          c = {{"type", "delete"}, {"key", op.key()}};
           break;
         case OpKind::kCounter:
-          c = {{"type", "counter"}, {"value_type", "f64"}, {"value", op.number}, {"prop", 0}};
+          c = {{"type", "counter"}, {"value_type", "f64"}, {"value", op.number()}, {"prop", 0}};
           break;
       }
       jo["content"] = std::move(c);

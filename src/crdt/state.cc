@@ -19,12 +19,12 @@ Status with_contents(ContainerState& cs, const Op& op, Counter n, Insert insert)
     big.resize(n);
     contents = big.data();
   }
-  for (Counter k = 0; k < n; ++k) {
-    if (op.kind == OpKind::kTextInsert) {
-      contents[k] = static_cast<uint32_t>(op.text[k]);
-    } else {
+  if (op.kind == OpKind::kTextInsert) {
+    op.text.decode(static_cast<size_t>(n), contents);
+  } else {
+    for (Counter k = 0; k < n; ++k) {
       contents[k] = static_cast<uint32_t>(cs.list_values.size());
-      cs.list_values.push_back(op.values[k]);
+      cs.list_values.push_back(op.values()[k]);
     }
   }
   return insert(contents);
@@ -97,14 +97,14 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
     case OpKind::kMapSet:
     case OpKind::kMapDelete: {
       const PeerId author = peer_ids[peer];
-      MapEntry& e = cs.map[op.key];
+      MapEntry& e = cs.map[op.key()];
       bool wins = !e.written || e.lamport < lamport || (e.lamport == lamport && e.peer < author);
       if (wins) {
         e.written = true;
         e.lamport = lamport;
         e.peer = author;
         if (op.kind == OpKind::kMapSet)
-          e.value = op.value;
+          e.value = op.value();
         else
           e.value.reset();
       }
@@ -112,7 +112,7 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
       break;
     }
     case OpKind::kCounter:
-      cs.counter += op.number;
+      cs.counter += op.number();
       if (vv) vv->extend(peer, op.counter + 1);
       break;
   }

@@ -55,7 +55,7 @@ bool extend_op(Op& last, Op& o) {
     return false;
   }
   if (o.kind == OpKind::kTextInsert && last.pos + int32_t(last.text.size()) == o.pos) {
-    last.text += o.text;
+    last.text.append(o.text);
     return true;
   }
   return o.kind == OpKind::kSeqDelete && extend_delete(last, o.pos, o.len, o.start_id);
@@ -195,7 +195,7 @@ Status DocCore::local_op(Op&& op) {
       lamport = std::max(lamport, lamport_of(d.peer, d.counter) + 1);
     lamport += static_cast<Lamport>(txn_len);
     auto& cs = container_state(*state, op.container);
-    auto it = cs.map.find(op.key);
+    auto it = cs.map.find(op.key());
     if (it != cs.map.end()) prev = it->second.value;
   }
   // A local op sees the whole state: the fast path.
@@ -221,7 +221,7 @@ Status DocCore::local_text_insert(uint32_t idx, int32_t pos, const uint32_t* cps
     op.kind = OpKind::kTextInsert;
     op.container = idx;
     op.pos = pos;
-    op.text.assign(cps, cps + n);
+    op.text.assign(cps, n);
     return local_op(std::move(op));
   }
   open_txn();
@@ -236,14 +236,11 @@ Status DocCore::local_text_insert(uint32_t idx, int32_t pos, const uint32_t* cps
     Op& last = txn_ops.back();
     if (last.kind == OpKind::kTextInsert && last.container == idx &&
         last.pos + static_cast<int32_t>(last.text.size()) == pos) {
-      last.text.append(cps, cps + n);
+      last.text.append(cps, n);
       return Status();
     }
   }
-  // resize + copy: assign() from uint32_t pointers builds a temporary string.
-  std::u32string& text = new_txn_op(txn_ops, OpKind::kTextInsert, idx, counter, pos).text;
-  text.resize(n);
-  for (size_t k = 0; k < n; ++k) text[k] = static_cast<char32_t>(cps[k]);
+  new_txn_op(txn_ops, OpKind::kTextInsert, idx, counter, pos).text.assign(cps, n);
   return Status();
 }
 

@@ -129,7 +129,7 @@ Status invert(const std::shared_ptr<DocCore>& core_ptr, const CommitRecord& rec)
               continue;
             }
             ins.kind = OpKind::kListInsert;
-            ins.values.push_back(v);
+            ins.mutable_values().push_back(v);
           }
           WEFT_RETURN_IF_ERROR(core.local_op(std::move(ins)));
           cs.seq->mark_clone(static_cast<uint32_t>(cs.seq->arena_size() - 1), *idx);
@@ -142,18 +142,18 @@ Status invert(const std::shared_ptr<DocCore>& core_ptr, const CommitRecord& rec)
             oi < rec.map_prev.size() ? rec.map_prev[oi] : std::nullopt;
         Op m;
         m.container = op.container;
-        m.key = op.key;
+        m.set_key(op.key());
         if (prev && !prev->is_container()) {
           m.kind = OpKind::kMapSet;
-          m.value = *prev;
+          m.set_value(*prev);
         } else if (!prev) {
-          auto it = cs.map.find(op.key);
+          auto it = cs.map.find(op.key());
           if (it == cs.map.end() || !it->second.value) break;
           m.kind = OpKind::kMapDelete;
         } else {
           const ContainerId map_id = core.containers[op.container];
           const ContainerId old = prev->as_container();
-          const std::string key = op.key;
+          const std::string key = op.key();
           revive.push_back([&core, core_ptr, map_id, old, key]() -> Status {
             Value content = deep_value(core, old);
             auto child = MapRef(core_ptr, map_id).set_container(key, old.type());
@@ -169,7 +169,7 @@ Status invert(const std::shared_ptr<DocCore>& core_ptr, const CommitRecord& rec)
         Op c;
         c.kind = OpKind::kCounter;
         c.container = op.container;
-        c.number = -op.number;
+        c.set_number(-op.number());
         WEFT_RETURN_IF_ERROR(core.local_op(std::move(c)));
         break;
       }

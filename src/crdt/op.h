@@ -1,0 +1,148 @@
+// Internal: Op, one entry of the op log, kept small because a long-edited
+// document holds tens of thousands of them (and undo records copy them).
+// An Op is 56 bytes: positions and ids inline; a text insert's code points as
+// UTF-8 in one heap block (OpText); the payload of the rarer list, map, mark
+// and counter ops in a side box (OpExtra) that text inserts and deletes
+// never allocate.
+#ifndef WEFT_SRC_CRDT_OP_H_
+#define WEFT_SRC_CRDT_OP_H_
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "weft/crdt/ids.h"
+#include "weft/crdt/value.h"
+
+namespace weft::crdt::detail {
+
+enum class OpKind : uint8_t {
+  kTextInsert,
+  kListInsert,
+  kSeqDelete,
+  kMark,
+  kMarkEnd,
+  kMapSet,
+  kMapDelete,
+  kCounter
+};
+
+// The code points of a text insert, stored as UTF-8 in one heap block with
+// its code point count (8 bytes inline; empty holds no block). Code points
+// must be Unicode scalar values (every producer validates its input).
+class OpText {
+ public:
+  OpText() = default;
+  OpText(const OpText& o);
+  OpText(OpText&& o) noexcept : b_(o.b_) { o.b_ = nullptr; }
+  OpText& operator=(const OpText& o);
+  OpText& operator=(OpText&& o) noexcept;
+  ~OpText() { std::free(b_); }
+
+  // Number of code points.
+  size_t size() const { return b_ ? b_->units : 0; }
+  bool empty() const { return size() == 0; }
+  std::string_view utf8() const {
+    return b_ ? std::string_view(data(), b_->bytes) : std::string_view();
+  }
+
+  // Replaces the contents by code points cps[0, n).
+  void assign(const uint32_t* cps, size_t n);
+  // Replaces the contents by valid UTF-8 `utf8` holding `units` code points.
+  void assign_utf8(std::string_view utf8, size_t units);
+  void append(const uint32_t* cps, size_t n);
+  void append(const OpText& o);
+  void push_back(char32_t cp);
+  // Writes the first `n` code points to out[0, n). REQUIRES: n <= size().
+  void decode(size_t n, uint32_t* out) const;
+  // The code points from index `k` on. REQUIRES: k <= size().
+  OpText substr(size_t k) const;
+  // Keeps the first `keep` code points. REQUIRES: keep <= size().
+  void truncate(size_t keep);
+  // The code points as UTF-32 (tests, debugging).
+  std::u32string to_u32() const;
+
+  friend bool operator==(const OpText& a, const OpText& b) { return a.utf8() == b.utf8(); }
+
+ private:
+  // The block: this header, then `cap` bytes of UTF-8.
+  struct Block {
+    uint32_t units;
+    uint32_t bytes;
+    uint32_t cap;
+  };
+  char* data() const { return reinterpret_cast<char*>(b_ + 1); }
+  // Makes room for `more` bytes past the end (growing the block ~1.5x).
+  char* reserve_more(size_t more);
+  Block* b_ = nullptr;
+};
+
+// The payload of list inserts, map / mark ops and counter ops.
+struct OpExtra {
+  std::vector<Value> values;  // list insert
+  std::string key;            // map key / style key
+  Value value;                // map value / style value
+  double number = 0;          // counter delta
+};
+
+// One op: a run of `atom_len()` units with consecutive counters.
+struct Op {
+  Op() = default;
+  Op(const Op& o) { *this = o; }
+  Op(Op&&) noexcept = default;
+  Op& operator=(const Op& o);
+  Op& operator=(Op&&) noexcept = default;
+
+  ID start_id;  // delete: leftmost deleted element (real peer id)
+  OpKind kind = OpKind::kCounter;
+  uint8_t info = 0;        // mark info byte
+  uint32_t container = 0;  // index into DocCore::containers
+  Counter counter = 0;     // first unit
+  int32_t pos = 0;         // insert/delete position; mark start
+  int32_t len = 0;         // delete: signed length; mark: end; mark_end: anchor position
+  OpText text;             // text insert
+
+  // Payload readers (empty / null / 0 when the op has none).
+  const std::vector<Value>& values() const { return extra_ ? extra_->values : kNoValues; }
+  const std::string& key() const { return extra_ ? extra_->key : kNoKey; }
+  const Value& value() const { return extra_ ? extra_->value : kNoValue; }
+  double number() const { return extra_ ? extra_->number : 0; }
+  // Payload writers (allocate the side box on first use).
+  std::vector<Value>& mutable_values() { return extra().values; }
+  void set_key(std::string key) { extra().key = std::move(key); }
+  void set_value(Value value) { extra().value = std::move(value); }
+  void set_number(double number) { extra().number = number; }
+
+  Counter atom_len() const {
+    switch (kind) {
+      case OpKind::kTextInsert:
+        return static_cast<Counter>(text.size());
+      case OpKind::kListInsert:
+        return static_cast<Counter>(values().size());
+      case OpKind::kSeqDelete:
+        return len < 0 ? -len : len;
+      default:
+        return 1;
+    }
+  }
+
+ private:
+  static const std::vector<Value> kNoValues;
+  static const std::string kNoKey;
+  static const Value kNoValue;
+  OpExtra& extra() {
+    if (!extra_) extra_ = std::make_unique<OpExtra>();
+    return *extra_;
+  }
+  std::unique_ptr<OpExtra> extra_;
+};
+
+// Drops the first `k` units of `op` (0 < k < atom_len()).
+Op slice_op(const Op& op, Counter k);
+
+}  // namespace weft::crdt::detail
+
+#endif  // WEFT_SRC_CRDT_OP_H_

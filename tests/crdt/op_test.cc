@@ -1,0 +1,144 @@
+// The compact op representation: OpText (code points stored as UTF-8) against
+// a std::u32string model, and Op's payload box (copies are deep, absent
+// payloads read as empty).
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include "crdt/op.h"
+
+namespace weft::crdt::detail {
+namespace {
+
+std::vector<uint32_t> cps_of(const std::u32string& s) {
+  return std::vector<uint32_t>(s.begin(), s.end());
+}
+
+std::u32string decoded(const OpText& t, size_t n) {
+  std::vector<uint32_t> out(n);
+  t.decode(n, out.data());
+  return std::u32string(out.begin(), out.end());
+}
+
+// Scalar values from every UTF-8 length class.
+rc::Gen<std::u32string> gen_text() {
+  return rc::gen::container<std::u32string>(rc::gen::elementOf(std::vector<char32_t>{
+      U'a', U'z', U' ', U'\n', U'\u00e9', U'\u07ff', U'\u0800', U'\u4e2d', U'\uffff',
+      U'\U00010000', U'\U0001f600', U'\U0010ffff'}));
+}
+
+TEST(OpText, EmptyHoldsNothing) {
+  OpText t;
+  EXPECT_TRUE(t.empty());
+  EXPECT_EQ(t.size(), 0u);
+  EXPECT_EQ(t.utf8(), "");
+  EXPECT_TRUE(t.substr(0).empty());
+  t.append(OpText());
+  EXPECT_TRUE(t.empty());
+}
+
+TEST(OpText, StoresUtf8AndCountsCodePoints) {
+  OpText t;
+  const std::u32string s = U"h\u00e9\u4e2d\U0001f600";
+  const auto cps = cps_of(s);
+  t.assign(cps.data(), cps.size());
+  EXPECT_EQ(t.size(), 4u);
+  EXPECT_EQ(t.utf8(), "h\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80");
+  EXPECT_EQ(decoded(t, 4), s);
+  EXPECT_EQ(decoded(t, 2), s.substr(0, 2));
+  EXPECT_EQ(t.substr(2).to_u32(), s.substr(2));
+  t.truncate(3);
+  EXPECT_EQ(t.to_u32(), s.substr(0, 3));
+  EXPECT_EQ(t.utf8(), "h\xc3\xa9\xe4\xb8\xad");
+}
+
+TEST(OpText, SelfAppendDoublesTheText) {
+  OpText t;
+  const std::u32string s = U"ab\u00e9";
+  const auto cps = cps_of(s);
+  t.assign(cps.data(), cps.size());
+  t.append(t);
+  EXPECT_EQ(t.to_u32(), s + s);
+  EXPECT_EQ(t.size(), 6u);
+}
+
+RC_GTEST_PROP(OpText, MatchesU32stringModel, ()) {
+  const auto pieces = *rc::gen::container<std::vector<std::u32string>>(gen_text());
+  OpText t;
+  std::u32string model;
+  for (const auto& p : pieces) {
+    const auto cps = cps_of(p);
+    if (*rc::gen::arbitrary<bool>()) {
+      t.append(cps.data(), cps.size());
+    } else {
+      OpText other;
+      other.assign(cps.data(), cps.size());
+      t.append(other);
+    }
+    model += p;
+    RC_ASSERT(t.size() == model.size());
+  }
+  RC_ASSERT(t.to_u32() == model);
+  const OpText copy = t;  // NOLINT(performance-unnecessary-copy-initialization)
+  RC_ASSERT(copy == t);
+  const size_t k = *rc::gen::inRange<size_t>(0, model.size() + 1);
+  RC_ASSERT(t.substr(k).to_u32() == model.substr(k));
+  RC_ASSERT(decoded(t, k) == model.substr(0, k));
+  OpText cut = t;
+  cut.truncate(k);
+  RC_ASSERT(cut.to_u32() == model.substr(0, k));
+  OpText moved = std::move(cut);
+  RC_ASSERT(moved.size() == k);
+}
+
+TEST(Op, IsSmall) {
+  // The op log holds tens of thousands of ops: keep the struct compact.
+  EXPECT_LE(sizeof(Op), 56u);
+}
+
+TEST(Op, PayloadReadsEmptyUntilSetAndCopiesDeeply) {
+  Op op;
+  EXPECT_TRUE(op.values().empty());
+  EXPECT_EQ(op.key(), "");
+  EXPECT_TRUE(op.value().is_null());
+  EXPECT_EQ(op.number(), 0.0);
+  op.kind = OpKind::kListInsert;
+  op.mutable_values().push_back(Value(int64_t{7}));
+  op.set_key("k");
+  op.set_value(Value("v"));
+  op.set_number(2.5);
+  Op copy = op;
+  op.mutable_values().push_back(Value(int64_t{8}));
+  op.set_key("changed");
+  ASSERT_EQ(copy.values().size(), 1u);
+  EXPECT_EQ(copy.values()[0], Value(int64_t{7}));
+  EXPECT_EQ(copy.key(), "k");
+  EXPECT_EQ(copy.value(), Value("v"));
+  EXPECT_EQ(copy.number(), 2.5);
+  EXPECT_EQ(copy.atom_len(), 1);
+  EXPECT_EQ(op.atom_len(), 2);
+}
+
+TEST(Op, SliceDropsLeadingUnits) {
+  Op ins;
+  ins.kind = OpKind::kTextInsert;
+  ins.counter = 10;
+  ins.pos = 4;
+  const auto cps = cps_of(U"x\u00e9yz");
+  ins.text.assign(cps.data(), cps.size());
+  const Op tail = slice_op(ins, 2);
+  EXPECT_EQ(tail.counter, 12);
+  EXPECT_EQ(tail.pos, 6);
+  EXPECT_EQ(tail.text.to_u32(), U"yz");
+
+  Op back;  // a backspace run of 3 whose first unit deleted position 9
+  back.kind = OpKind::kSeqDelete;
+  back.pos = 9;
+  back.len = -3;
+  const Op rest = slice_op(back, 1);
+  EXPECT_EQ(rest.pos, 8);
+  EXPECT_EQ(rest.len, -2);
+}
+
+}  // namespace
+}  // namespace weft::crdt::detail
