@@ -140,6 +140,13 @@ class DocCore {
   // apply_op for a container holding its plain state; REQUIRES: vv == nullptr
   // and a positional op (insert or delete).
   Status apply_plain(State& s, ContainerState& cs, const Op& op, uint32_t peer, Counter n);
+  // Brings the prepare version of Text / List `container`'s Seq in `s` to
+  // `target` (nullptr: everything `s` holds) by retreating and advancing only
+  // the ops in between (Eg-walker). REQUIRES: the container holds a Seq.
+  Status prepare_seq(State& s, uint32_t container, const DenseVv* target);
+  // Retreats / advances the units [lo, hi) of dense `peer` that are ops on `container`.
+  Status prepare_ops(Seq& seq, uint32_t container, uint32_t peer, Counter lo, Counter hi,
+                     bool advance) const;
   static void advance_vv(State& s, uint32_t peer, Counter end) {
     const int32_t before = s.vv.get(peer);
     if (end > before) {

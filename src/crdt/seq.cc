@@ -14,16 +14,72 @@ size_t utf8_width(char32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x
 
 }  // namespace
 
-bool Seq::deleted_in(uint32_t idx, const DenseVv* vv) const {
-  const Elem& e = arena_[idx];
-  if (e.del_peer == kNone) return false;
-  if (vv == nullptr) return true;
-  if (vv->includes(e.del_peer, e.del_counter)) return true;
-  auto [b, end] = extra_deleters_.equal_range(idx);
-  for (auto it = b; it != end; ++it) {
-    if (vv->includes(it->second.first, it->second.second)) return true;
+void Seq::add_run(std::vector<std::vector<IdRun>>& runs, uint32_t peer, int32_t counter,
+                  uint32_t arena) {
+  if (runs.size() <= peer) runs.resize(peer + 1);
+  std::vector<IdRun>& list = runs[peer];
+  if (!list.empty()) {
+    IdRun& last = list.back();
+    if (last.counter + int32_t(last.len) == counter && last.arena + last.len == arena) {
+      ++last.len;
+      return;
+    }
+    if (last.counter >= counter) {  // out of order (never in causal replay): keep it sorted
+      auto it = std::upper_bound(list.begin(), list.end(), counter,
+                                 [](int32_t c, const IdRun& r) { return c < r.counter; });
+      list.insert(it, IdRun{counter, 1, arena});
+      return;
+    }
   }
-  return false;
+  list.push_back(IdRun{counter, 1, arena});
+}
+
+template <typename F>
+Status Seq::for_targets(const std::vector<std::vector<IdRun>>& runs, uint32_t peer, int32_t counter,
+                        int32_t n, F f) {
+  const int32_t end = counter + n;
+  if (peer < runs.size()) {
+    const std::vector<IdRun>& list = runs[peer];
+    // The first run that may hold `counter`.
+    auto it = std::upper_bound(list.begin(), list.end(), counter,
+                               [](int32_t c, const IdRun& r) { return c < r.counter; });
+    if (it != list.begin()) --it;
+    for (; it != list.end() && it->counter < end && counter < end; ++it) {
+      const int32_t run_end = it->counter + int32_t(it->len);
+      if (run_end <= counter) continue;
+      if (it->counter > counter) break;  // a gap: some unit has no target
+      for (; counter < std::min(end, run_end); ++counter)
+        f(it->arena + uint32_t(counter - it->counter));
+    }
+  }
+  if (counter < end) {
+    return internal_error("prepare version: op unit " + std::to_string(peer) + "@" +
+                          std::to_string(counter) + " was never applied to this sequence");
+  }
+  return Status();
+}
+
+Status Seq::prepare_insert(uint32_t peer, int32_t counter, int32_t n, bool advance) {
+  return for_targets(ins_runs_, peer, counter, n, [&](uint32_t idx) {
+    Elem& e = arena_[idx];
+    if (e.pins == advance) return;
+    const bool was = pvisible(e);
+    e.pins = advance;
+    if (pvisible(e) != was) pcount(idx, was ? -1 : +1);
+  });
+}
+
+Status Seq::prepare_delete(uint32_t peer, int32_t counter, int32_t n, bool advance) {
+  return for_targets(del_runs_, peer, counter, n, [&](uint32_t idx) {
+    Elem& e = arena_[idx];
+    const bool was = pvisible(e);
+    if (advance) {
+      ++e.pdel;
+    } else if (e.pdel > 0) {
+      --e.pdel;
+    }
+    if (pvisible(e) != was) pcount(idx, was ? -1 : +1);
+  });
 }
 
 void Seq::count(uint32_t idx, int sign, uint32_t ci) {
@@ -90,36 +146,52 @@ Result<Seq::Cur> Seq::find_visible(uint32_t pos, const DenseVv* vv) const {
     }
     return internal_error("sequence chunk counts are inconsistent");
   }
+  // The prepare version is the op's version: skip whole chunks by their counts.
   for (; c.ci < chunks_.size(); ++c.ci) {
+    if (chunks_[c.ci].pvis < remaining) {
+      remaining -= chunks_[c.ci].pvis;
+      continue;
+    }
     const auto& items = chunks_[c.ci].items;
     for (c.off = 0; c.off < items.size(); ++c.off) {
-      if (visible(items[c.off], vv) && --remaining == 0) return c;
+      if (pvisible(arena_[items[c.off]]) && --remaining == 0) return c;
     }
+    return internal_error("sequence prepare counts are inconsistent");
   }
   return out_of_range("position " + std::to_string(pos) + " is past the end of the op's version");
 }
 
 Seq::Cur Seq::insert_at(Cur c, uint32_t idx) {
-  if (chunks_.empty()) chunks_.emplace_back();
+  if (chunks_.empty()) {
+    chunks_.emplace_back().id = static_cast<uint32_t>(chunk_pos_.size());
+    chunk_pos_.push_back(0);
+  }
   if (at_end(c)) {
     c.ci = chunks_.size() - 1;
     c.off = chunks_[c.ci].items.size();
   }
   Chunk& ch = chunks_[c.ci];
   ch.items.insert(ch.items.begin() + c.off, idx);
+  arena_[idx].chunk = ch.id;
+  if (pvisible(arena_[idx])) ++ch.pvis;
   count(idx, +1, c.ci);
   if (ch.items.size() > kChunkMax) {
     Chunk tail;
+    tail.id = static_cast<uint32_t>(chunk_pos_.size());
+    chunk_pos_.push_back(0);
     size_t half = ch.items.size() / 2;
     tail.items.assign(ch.items.begin() + half, ch.items.end());
+    for (uint32_t i : tail.items) arena_[i].chunk = tail.id;
     ch.items.resize(half);
     Chunk head;
+    head.id = ch.id;
     head.items = std::move(ch.items);
     // Recount both halves (counts are additive; totals stay unchanged).
     auto recount = [&](Chunk& k) {
-      k.vis = k.chars = k.u16 = k.u8 = 0;
+      k.vis = k.chars = k.u16 = k.u8 = k.pvis = 0;
       for (uint32_t i : k.items) {
         const Elem& e = arena_[i];
+        if (pvisible(e)) ++k.pvis;
         if (e.del_peer != kNone) continue;
         ++k.vis;
         if (is_text_) {
@@ -138,6 +210,7 @@ Seq::Cur Seq::insert_at(Cur c, uint32_t idx) {
     recount(tail);
     chunks_[c.ci] = std::move(head);
     chunks_.insert(chunks_.begin() + c.ci + 1, std::move(tail));
+    for (size_t k = c.ci + 1; k < chunks_.size(); ++k) chunk_pos_[chunks_[k].id] = uint32_t(k);
     if (c.ci < cache_.ci) ++cache_.ci;  // a chunk appeared before the cached one
     if (c.off >= half) {
       c.ci += 1;
@@ -225,6 +298,7 @@ Status Seq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint32_t*
     if (vv) vv->set(peer, std::max(vv->get(peer), counter + int32_t(k)));
     uint32_t idx = static_cast<uint32_t>(arena_.size());
     arena_.push_back(Elem{peer, counter + int32_t(k), kNone, kNone, kNone, 0, contents[k]});
+    add_run(ins_runs_, peer, counter + int32_t(k), idx);
     if (id_index_built_)
       id_index_.emplace((uint64_t(peer) << 32) | uint32_t(counter + int32_t(k)), idx);
     Cur placed = integrate(idx, left, start, vv);
@@ -240,15 +314,7 @@ Status Seq::erase_one(uint32_t peer, int32_t counter, uint32_t pos, DenseVv* vv)
   if (vv) vv->set(peer, std::max(vv->get(peer), counter));
   auto found = find_visible(pos + 1, vv);
   if (!found.ok()) return found.status();
-  uint32_t idx = at(*found);
-  Elem& e = arena_[idx];
-  if (e.del_peer == kNone) {
-    count(idx, -1, found->ci);
-    e.del_peer = peer;
-    e.del_counter = counter;
-  } else {
-    extra_deleters_.emplace(idx, std::make_pair(peer, counter));
-  }
+  mark_deleted(*found, peer, counter);
   if (vv) vv->set(peer, std::max(vv->get(peer), counter + 1));
   return Status();
 }
@@ -260,9 +326,12 @@ void Seq::mark_deleted(Cur c, uint32_t peer, int32_t counter) {
     count(idx, -1, c.ci);
     e.del_peer = peer;
     e.del_counter = counter;
-  } else {
-    extra_deleters_.emplace(idx, std::make_pair(peer, counter));
   }
+  // The delete is part of the prepare version too (later units of its run,
+  // and the next op when it is causal, see it).
+  if (pvisible(e)) --chunks_[c.ci].pvis;
+  ++e.pdel;
+  add_run(del_runs_, peer, counter, idx);
 }
 
 Status Seq::erase_forward(uint32_t peer, int32_t counter, uint32_t pos, int32_t n, DenseVv* vv) {

@@ -9,8 +9,13 @@
 // Integration follows loro-json.md §3.2 (Fugue/YATA with right parents, peer
 // tie-break). An op is integrated against its own version V: when V contains
 // everything applied so far (the fast path, vv == nullptr) positions resolve
-// directly on the visible elements; otherwise known/visible are judged per
-// element against V, and only the conflict zone is scanned.
+// directly on the visible elements; otherwise the Seq is first brought to V
+// Eg-walker style: every element also carries its state in the "prepare
+// version" (inserted there? deleted how many times?), each chunk counts the
+// elements visible there, and the caller (DocCore::prepare_seq) retreats or
+// advances only the ops between the previous op's version and V. Positions of
+// a concurrent op then resolve through chunk counts as on the fast path, and
+// only the conflict zone is scanned.
 #ifndef WEFT_SRC_CRDT_SEQ_H_
 #define WEFT_SRC_CRDT_SEQ_H_
 
@@ -56,9 +61,12 @@ struct Elem {
   int32_t counter;
   uint32_t origin_left;       // arena index or kNone
   uint32_t origin_right;      // arena index or kNone
-  uint32_t del_peer = kNone;  // first deleter (more in Seq::extra_deleters_)
+  uint32_t del_peer = kNone;  // first deleter
   int32_t del_counter = 0;
-  uint32_t content;  // text: code point (or anchor); list: index into values
+  uint32_t content;    // text: code point (or anchor); list: index into values
+  uint32_t chunk = 0;  // stable id of the chunk holding it
+  uint32_t pdel = 0;   // deletes of it in the prepare version
+  bool pins = true;    // inserted in the prepare version
 };
 
 class Seq {
@@ -107,6 +115,24 @@ class Seq {
     int32_t counter;
   };
   std::vector<Run> unit_runs(size_t from, size_t to) const;
+
+  // ---- The prepare version (the version positions of the next op resolve
+  // in; see the file comment). A new Seq, and every op applied with vv ==
+  // nullptr, keep it equal to everything applied ("all").
+  bool prepare_is_all() const { return prepare_all_; }
+  // REQUIRES: !prepare_is_all().
+  const DenseVv& prepare_vv() const { return prepare_vv_; }
+  // Records the prepare version the caller has brought the elements to.
+  void set_prepare_vv(const DenseVv& vv) {
+    prepare_vv_ = vv;
+    prepare_all_ = false;
+  }
+  void set_prepare_all() { prepare_all_ = true; }
+  // Advances (adds) or retreats (removes) insert units (peer, counter..+n) in
+  // the prepare version. Errors: kInternal when a unit was never inserted.
+  Status prepare_insert(uint32_t peer, int32_t counter, int32_t n, bool advance);
+  // Same for delete units: their targets gain or lose one delete.
+  Status prepare_delete(uint32_t peer, int32_t counter, int32_t n, bool advance);
   // Content of the arena element with id (peer, counter) if present.
   size_t arena_size() const { return arena_.size(); }
 
@@ -126,18 +152,33 @@ class Seq {
   struct Chunk {
     std::vector<uint32_t> items;  // arena indexes
     uint32_t vis = 0, chars = 0, u16 = 0, u8 = 0;
+    uint32_t pvis = 0;  // entities visible in the prepare version
+    uint32_t id = 0;    // stable id (chunk_pos_ maps it to the index in chunks_)
   };
+  // Consecutive units (counter..counter+len) of one peer's ops whose targets
+  // (inserted element, or deleted element) are arena indexes arena..arena+len.
+  struct IdRun {
+    int32_t counter;
+    uint32_t len;
+    uint32_t arena;
+  };
+  static void add_run(std::vector<std::vector<IdRun>>& runs, uint32_t peer, int32_t counter,
+                      uint32_t arena);
+  // Calls f(arena index) for the targets of units (peer, counter..+n) in `runs`.
+  template <typename F>
+  Status for_targets(const std::vector<std::vector<IdRun>>& runs, uint32_t peer, int32_t counter,
+                     int32_t n, F f);
+  bool pvisible(const Elem& e) const { return e.pins && e.pdel == 0; }
+  // Adds `sign` to the prepare count of the chunk holding `idx`.
+  void pcount(uint32_t idx, int sign) { chunks_[chunk_pos_[arena_[idx].chunk]].pvis += sign; }
   struct Cur {
     uint32_t ci = 0, off = 0;
   };
 
-  bool known(const Elem& e, const DenseVv* vv) const {
-    return vv == nullptr || vv->includes(e.peer, e.counter);
-  }
-  bool deleted_in(uint32_t idx, const DenseVv* vv) const;
-  bool visible(uint32_t idx, const DenseVv* vv) const {
-    return known(arena_[idx], vv) && !deleted_in(idx, vv);
-  }
+  // Known / visible in the version of the op being applied (the prepare
+  // version: the caller brought it there, or it is "all" when vv == nullptr).
+  bool known(const Elem& e, const DenseVv* /*vv*/) const { return e.pins; }
+  bool visible(uint32_t idx, const DenseVv* /*vv*/) const { return pvisible(arena_[idx]); }
   void count(uint32_t idx, int sign, uint32_t ci);
   // Cursor cache: sums of the counts of chunks [0, ci). Edits are local, so
   // walking from the last chunk used makes position lookups ~O(1).
@@ -179,7 +220,11 @@ class Seq {
   bool is_text_;
   std::vector<Elem> arena_;
   std::vector<Chunk> chunks_;
-  std::unordered_multimap<uint32_t, std::pair<uint32_t, int32_t>> extra_deleters_;
+  std::vector<uint32_t> chunk_pos_;           // chunk id -> index in chunks_
+  std::vector<std::vector<IdRun>> ins_runs_;  // per dense peer, by counter
+  std::vector<std::vector<IdRun>> del_runs_;  // per dense peer, by counter
+  DenseVv prepare_vv_;
+  bool prepare_all_ = true;
   std::unordered_map<uint64_t, uint32_t> id_index_;  // built lazily by find()
   bool id_index_built_ = false;
   std::unordered_map<uint32_t, uint32_t> clone_of_;

@@ -62,6 +62,9 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
     csp = &container_state(s, op.container);
   }
   ContainerState& cs = *csp;
+  const bool on_seq = cs.seq && op.kind != OpKind::kMapSet && op.kind != OpKind::kMapDelete &&
+                      op.kind != OpKind::kCounter;
+  if (on_seq) WEFT_RETURN_IF_ERROR(prepare_seq(s, op.container, vv));
   Status st;
   switch (op.kind) {
     case OpKind::kTextInsert:
@@ -120,6 +123,8 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
     return st.with_context("op " + ID{peer_ids[peer], op.counter}.to_string() + " on " +
                            containers[op.container].to_string());
   }
+  // The op's own units are in the prepare version now: it is the op's version.
+  if (on_seq && vv) cs.seq->set_prepare_vv(*vv);
   advance_vv(s, peer, op.counter + n);
   return Status();
 }
