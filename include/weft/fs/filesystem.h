@@ -52,6 +52,11 @@ struct GrepOptions {
   // (InMemory, Sandbox) check it before and after their scan. Must outlive
   // the call.
   const std::atomic<bool>* cancel = nullptr;
+  // Threads searching files at once (Host and Sandbox backends; the others
+  // search on the caller's thread): 1 (the default) searches on the calling
+  // thread only, 0 uses every hardware thread. The result is the same for
+  // any count: the walk order, max_matches and cancellation hold.
+  int threads = 1;
 };
 
 class Filesystem {
