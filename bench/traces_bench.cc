@@ -2,8 +2,11 @@
 // weft::crdt::Doc and a plain gap buffer, and prints one JSON object per
 // trace (see bench/traces.sh, which also runs the Node peers).
 //
-//   weft_traces_bench [--dir DIR] [--reps N] [--only NAME]
+//   weft_traces_bench [--dir DIR] [--reps N] [--only NAME] [--save-updates DIR]
 //
+// --save-updates writes each concurrent trace's merged history (the bytes
+// merge_ms imports) to DIR/NAME.weft, for profiling the merge alone
+// (`valgrind --tool=callgrind weft loro merge DIR/NAME.weft`).
 // DIR defaults to $WEFT_SHARED_DIR/data/traces, else ../shared/data/traces.
 // Fields: trace, group, patches, weft_ms (local replay, one commit per txn),
 // floor_ms (gap buffer), merge_ms (all txns imported into an empty doc),
@@ -17,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <optional>
 
@@ -212,6 +216,8 @@ void measure_snapshot(const crdt::Doc& doc, int reps, Json& row) {
   if (!status.ok()) row["load_error"] = status.to_string();
 }
 
+std::string g_save_updates_dir;  // --save-updates
+
 Json bench_trace(const Trace& trace, int reps) {
   Json row;
   row["trace"] = trace.name;
@@ -260,6 +266,11 @@ Json bench_trace(const Trace& trace, int reps) {
       correct = false;
     } else {
       std::string updates = merged->export_updates();
+      if (!g_save_updates_dir.empty()) {
+        std::ofstream(std::filesystem::path(g_save_updates_dir) / (trace.name + ".weft"),
+                      std::ios::binary)
+            << updates;
+      }
       std::string text;
       Status status;
       row["merge_ms"] = best_of(reps, [&] {
@@ -306,10 +317,14 @@ int main(int argc, char** argv) {
       reps = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--only" && i + 1 < argc)
       only = argv[++i];
+    else if (arg == "--save-updates" && i + 1 < argc)
+      g_save_updates_dir = argv[++i];
     else if (arg == "--json")
       continue;  // output is always JSON lines
     else {
-      std::fprintf(stderr, "usage: weft_traces_bench [--dir DIR] [--reps N] [--only NAME]\n");
+      std::fprintf(stderr,
+                   "usage: weft_traces_bench [--dir DIR] [--reps N] [--only NAME] "
+                   "[--save-updates DIR]\n");
       return 2;
     }
   }

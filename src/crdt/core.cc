@@ -9,6 +9,8 @@ namespace weft::crdt::detail {
 DocCore::DocCore(PeerId p) : peer(p), state(std::make_unique<State>()) { self = intern_peer(p); }
 
 uint32_t DocCore::intern_peer(PeerId p) {
+  // Look up first: emplace would allocate a node even for a known peer.
+  if (auto found = peer_index.find(p); found != peer_index.end()) return found->second;
   auto [it, inserted] = peer_index.emplace(p, static_cast<uint32_t>(peer_ids.size()));
   if (inserted) {
     peer_ids.push_back(p);
@@ -99,7 +101,8 @@ void DocCore::append_change(Change ch) {
     const Change* dc = find_change(d.peer, d.counter);
     if (!dc) continue;  // REQUIRES: deps present (checked by the caller)
     lamport = std::max(lamport, dc->lamport + static_cast<Lamport>(d.counter - dc->counter) + 1);
-    vv.merge(op_vv(*dc, d.counter + 1));
+    vv.merge(dc->deps_vv);  // op_vv(*dc, d.counter + 1) without the copy
+    vv.extend(dc->peer, d.counter + 1);
   }
   vv.extend(ch.peer, ch.counter);
   ch.lamport = lamport;

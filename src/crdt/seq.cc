@@ -8,7 +8,7 @@
 namespace weft::crdt::detail {
 namespace {
 
-constexpr size_t kChunkMax = 256;
+constexpr size_t kChunkMax = 64;
 
 size_t utf8_width(char32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4; }
 
@@ -135,10 +135,9 @@ Result<Seq::Cur> Seq::find_visible(uint32_t pos, const DenseVv* vv) const {
     if (pos > total_vis_)
       return out_of_range("position " + std::to_string(pos) + " is past the end (" +
                           std::to_string(total_vis_) + ")");
-    while (c.ci < chunks_.size() && chunks_[c.ci].vis < remaining) {
-      remaining -= chunks_[c.ci].vis;
-      ++c.ci;
-    }
+    seek(3, pos);
+    c.ci = cache_.ci;
+    remaining = pos - static_cast<uint32_t>(cache_.vis);
     if (c.ci >= chunks_.size()) return out_of_range("position past the end");
     const auto& items = chunks_[c.ci].items;
     for (c.off = 0; c.off < items.size(); ++c.off) {
@@ -146,12 +145,14 @@ Result<Seq::Cur> Seq::find_visible(uint32_t pos, const DenseVv* vv) const {
     }
     return internal_error("sequence chunk counts are inconsistent");
   }
-  // The prepare version is the op's version: skip whole chunks by their counts.
-  for (; c.ci < chunks_.size(); ++c.ci) {
-    if (chunks_[c.ci].pvis < remaining) {
-      remaining -= chunks_[c.ci].pvis;
-      continue;
-    }
+  // The prepare version is the op's version: find the chunk by its counts.
+  PPrefix& p = pcache_;
+  if (p.ci > chunks_.size()) p = PPrefix();
+  while (p.ci > 0 && p.pvis >= pos) p.pvis -= chunks_[--p.ci].pvis;
+  while (p.ci < chunks_.size() && p.pvis + chunks_[p.ci].pvis < pos) p.pvis += chunks_[p.ci++].pvis;
+  if (p.ci < chunks_.size()) {
+    c.ci = p.ci;
+    remaining = pos - static_cast<uint32_t>(p.pvis);
     const auto& items = chunks_[c.ci].items;
     for (c.off = 0; c.off < items.size(); ++c.off) {
       if (pvisible(arena_[items[c.off]]) && --remaining == 0) return c;
@@ -173,7 +174,7 @@ Seq::Cur Seq::insert_at(Cur c, uint32_t idx) {
   Chunk& ch = chunks_[c.ci];
   ch.items.insert(ch.items.begin() + c.off, idx);
   arena_[idx].chunk = ch.id;
-  if (pvisible(arena_[idx])) ++ch.pvis;
+  if (pvisible(arena_[idx])) padd(c.ci, +1);
   count(idx, +1, c.ci);
   if (ch.items.size() > kChunkMax) {
     Chunk tail;
@@ -212,6 +213,7 @@ Seq::Cur Seq::insert_at(Cur c, uint32_t idx) {
     chunks_.insert(chunks_.begin() + c.ci + 1, std::move(tail));
     for (size_t k = c.ci + 1; k < chunks_.size(); ++k) chunk_pos_[chunks_[k].id] = uint32_t(k);
     if (c.ci < cache_.ci) ++cache_.ci;  // a chunk appeared before the cached one
+    if (c.ci < pcache_.ci) ++pcache_.ci;
     if (c.off >= half) {
       c.ci += 1;
       c.off -= half;
@@ -329,7 +331,7 @@ void Seq::mark_deleted(Cur c, uint32_t peer, int32_t counter) {
   }
   // The delete is part of the prepare version too (later units of its run,
   // and the next op when it is causal, see it).
-  if (pvisible(e)) --chunks_[c.ci].pvis;
+  if (pvisible(e)) padd(c.ci, -1);
   ++e.pdel;
   add_run(del_runs_, peer, counter, idx);
 }

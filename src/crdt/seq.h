@@ -169,8 +169,19 @@ class Seq {
   Status for_targets(const std::vector<std::vector<IdRun>>& runs, uint32_t peer, int32_t counter,
                      int32_t n, F f);
   bool pvisible(const Elem& e) const { return e.pins && e.pdel == 0; }
-  // Adds `sign` to the prepare count of the chunk holding `idx`.
-  void pcount(uint32_t idx, int sign) { chunks_[chunk_pos_[arena_[idx].chunk]].pvis += sign; }
+  // Adds `sign` to the prepare count of chunk `ci` (and to the cached prefix).
+  void padd(uint32_t ci, int sign) {
+    chunks_[ci].pvis += sign;
+    if (ci < pcache_.ci) pcache_.pvis += sign;
+  }
+  // Same for the chunk holding arena element `idx`.
+  void pcount(uint32_t idx, int sign) { padd(chunk_pos_[arena_[idx].chunk], sign); }
+  // Cached sum of the prepare counts of chunks [0, ci): concurrent ops land
+  // near each other, so walking from the last chunk used is ~O(1).
+  struct PPrefix {
+    uint32_t ci = 0;
+    size_t pvis = 0;
+  };
   struct Cur {
     uint32_t ci = 0, off = 0;
   };
@@ -229,6 +240,7 @@ class Seq {
   bool id_index_built_ = false;
   std::unordered_map<uint32_t, uint32_t> clone_of_;
   mutable Prefix cache_;
+  mutable PPrefix pcache_;
   size_t total_vis_ = 0, total_chars_ = 0, total_u16_ = 0, total_u8_ = 0;
 };
 

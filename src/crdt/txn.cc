@@ -91,8 +91,11 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
   std::vector<Change> cands = std::move(pending);
   pending.clear();
   for (auto& c : incoming) cands.push_back(std::move(c));
-  std::stable_sort(cands.begin(), cands.end(),
-                   [&](const Change& a, const Change& b) { return a.lamport < b.lamport; });
+  // Visit in lamport order (sorting indexes: moving whole changes is costly).
+  std::vector<uint32_t> order(cands.size());
+  for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return cands[a].lamport < cands[b].lamport; });
   ImportStatus status;
   Status err;
   bool apply_state = !detached;
@@ -101,7 +104,8 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
   bool progress = true;
   while (progress && err.ok()) {
     progress = false;
-    for (size_t i = 0; i < cands.size() && err.ok(); ++i) {
+    for (size_t k = 0; k < order.size() && err.ok(); ++k) {
+      const size_t i = order[k];
       if (done[i]) continue;
       Change& c = cands[i];
       Counter known = oplog_vv.get(c.peer);
@@ -153,7 +157,7 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
     }
     return err;
   }
-  for (size_t i = 0; i < cands.size(); ++i) {
+  for (const uint32_t i : order) {
     if (done[i]) continue;
     add_span(status.pending, peer_ids[cands[i].peer], cands[i].counter, cands[i].end());
     pending.push_back(std::move(cands[i]));
