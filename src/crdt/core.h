@@ -232,6 +232,9 @@ class DocCore {
   std::string import_origin;  // origin tag of the import in progress (for events)
   // False forces every Text / List straight to a Fugue Seq (tests compare both).
   bool plain_enabled = true;
+  // Tests: verify the tracker's prepare state from scratch before every
+  // sequence op (Seq::check_prepare; O(elements) per op).
+  bool check_tracker = false;
   bool auto_commit = false;
   bool record_timestamp = false;
   int64_t merge_interval = 1000;

@@ -74,4 +74,35 @@ Status DocCore::prepare_seq(State& s, uint32_t container, const DenseVv* target)
   return Status();
 }
 
+Status Seq::check_prepare(const DenseVv* vv) const {
+  std::vector<uint32_t> dels(arena_.size(), 0);
+  for (uint32_t p = 0; p < del_runs_.size(); ++p) {
+    for (const IdRun& r : del_runs_[p]) {
+      for (uint32_t k = 0; k < r.len; ++k) {
+        if (vv == nullptr || vv->includes(p, r.counter + int32_t(k))) ++dels[r.arena + k];
+      }
+    }
+  }
+  size_t prefix = 0;
+  for (uint32_t ci = 0; ci < chunks_.size(); ++ci) {
+    const Chunk& c = chunks_[ci];
+    if (chunk_pos_[c.id] != ci) return internal_error("tracker: stale chunk position");
+    if (ci == pcache_.ci && prefix != pcache_.pvis)
+      return internal_error("tracker: stale prepare prefix cache");
+    uint32_t pvis = 0;
+    for (uint32_t i : c.items) {
+      const Elem& e = arena_[i];
+      const bool ins = vv == nullptr || vv->includes(e.peer, e.counter);
+      if (e.chunk != c.id || e.pins != ins || e.pdel != dels[i]) {
+        return internal_error("tracker: element " + std::to_string(e.peer) + "@" +
+                              std::to_string(e.counter) + " has a wrong prepare state");
+      }
+      if (pvisible(e)) ++pvis;
+    }
+    if (pvis != c.pvis) return internal_error("tracker: wrong prepare count of a chunk");
+    prefix += pvis;
+  }
+  return Status();
+}
+
 }  // namespace weft::crdt::detail

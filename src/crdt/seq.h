@@ -133,6 +133,10 @@ class Seq {
   Status prepare_insert(uint32_t peer, int32_t counter, int32_t n, bool advance);
   // Same for delete units: their targets gain or lose one delete.
   Status prepare_delete(uint32_t peer, int32_t counter, int32_t n, bool advance);
+  // Test hook (DocCore::check_tracker): recomputes every element's prepare
+  // state and every count from scratch for version `vv` (nullptr: all) and
+  // reports the first difference from the incrementally kept ones as kInternal.
+  Status check_prepare(const DenseVv* vv) const;
   // Content of the arena element with id (peer, counter) if present.
   size_t arena_size() const { return arena_.size(); }
 

@@ -64,7 +64,10 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
   ContainerState& cs = *csp;
   const bool on_seq = cs.seq && op.kind != OpKind::kMapSet && op.kind != OpKind::kMapDelete &&
                       op.kind != OpKind::kCounter;
-  if (on_seq) WEFT_RETURN_IF_ERROR(prepare_seq(s, op.container, vv));
+  if (on_seq) {
+    WEFT_RETURN_IF_ERROR(prepare_seq(s, op.container, vv));
+    if (check_tracker) WEFT_RETURN_IF_ERROR(cs.seq->check_prepare(vv));
+  }
   Status st;
   switch (op.kind) {
     case OpKind::kTextInsert:
