@@ -24,13 +24,13 @@ void PlainSeq::seek(int kind, size_t n) const {
   if (p.ci > chunks_.size()) p = Prefix();
   while (p.ci > 0 && prefix_count(p, kind) >= n) {
     const Chunk& c = chunks_[--p.ci];
-    p.n -= c.items.size();
+    p.n -= c.contents.size();
     p.u16 -= c.u16;
     p.u8 -= c.u8;
   }
   while (p.ci < chunks_.size() && prefix_count(p, kind) + chunk_count(chunks_[p.ci], kind) < n) {
     const Chunk& c = chunks_[p.ci++];
-    p.n += c.items.size();
+    p.n += c.contents.size();
     p.u16 += c.u16;
     p.u8 += c.u8;
   }
@@ -53,10 +53,10 @@ Status PlainSeq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint
   }
   const uint32_t ci = cache_.ci;
   Chunk& c = chunks_[ci];
-  c.items.insert(c.items.begin() + off, n, Item{});
+  c.contents.insert(c.contents.begin() + off, contents, contents + n);
+  insert_ids(c.runs, off, peer, counter, static_cast<uint32_t>(n));
   size_t u16 = 0, u8 = 0;
   for (size_t k = 0; k < n; ++k) {
-    c.items[off + k] = Item{contents[k], peer, counter + static_cast<int32_t>(k)};
     u16 += u16_of(contents[k]);
     u8 += u8_of(contents[k]);
   }
@@ -65,23 +65,26 @@ Status PlainSeq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint
   total_n_ += n;
   total_u16_ += u16;
   total_u8_ += u8;
-  if (c.items.size() <= kChunkMax) return Status();
+  if (c.contents.size() <= kChunkMax) return Status();
   // Split: chunk ci keeps the first half, the rest becomes new chunks after
   // it (the cached prefix of [0, ci) stays valid).
   std::vector<Chunk> tail;
   const size_t piece = kChunkMax / 2;
-  for (size_t from = piece; from < c.items.size(); from += piece) {
+  const size_t size = c.contents.size();
+  for (size_t from = piece; from < size; from += piece) {
+    const size_t to = std::min(size, from + piece);
     Chunk t;
-    t.items.assign(c.items.begin() + from,
-                   c.items.begin() + std::min(c.items.size(), from + piece));
-    for (const Item& it : t.items) {
-      t.u16 += u16_of(it.content);
-      t.u8 += u8_of(it.content);
+    t.contents.assign(c.contents.begin() + from, c.contents.begin() + to);
+    t.runs = slice_ids(c.runs, from, to);
+    for (uint32_t content : t.contents) {
+      t.u16 += u16_of(content);
+      t.u8 += u8_of(content);
     }
     tail.push_back(std::move(t));
   }
-  c.items.resize(piece);
-  c.items.shrink_to_fit();
+  c.contents.resize(piece);
+  c.contents.shrink_to_fit();
+  c.runs = slice_ids(c.runs, 0, piece);
   for (const Chunk& t : tail) {
     c.u16 -= t.u16;
     c.u8 -= t.u8;
@@ -105,20 +108,21 @@ Status PlainSeq::erase(uint32_t pos, uint32_t n) {
   size_t left = n;
   while (left > 0) {
     Chunk& c = chunks_[ci];
-    const size_t take = std::min(left, c.items.size() - off);
+    const size_t take = std::min(left, c.contents.size() - off);
     size_t u16 = 0, u8 = 0;
     for (size_t k = off; k < off + take; ++k) {
-      u16 += u16_of(c.items[k].content);
-      u8 += u8_of(c.items[k].content);
+      u16 += u16_of(c.contents[k]);
+      u8 += u8_of(c.contents[k]);
     }
-    c.items.erase(c.items.begin() + off, c.items.begin() + off + take);
+    c.contents.erase(c.contents.begin() + off, c.contents.begin() + off + take);
+    erase_ids(c.runs, off, take);
     c.u16 -= u16;
     c.u8 -= u8;
     total_n_ -= take;
     total_u16_ -= u16;
     total_u8_ -= u8;
     left -= take;
-    if (c.items.empty()) {
+    if (c.contents.empty()) {
       chunks_.erase(chunks_.begin() + ci);  // the next chunk moves into slot ci
     } else if (left > 0) {
       ++ci;
@@ -136,9 +140,9 @@ void PlainSeq::assign_utf8(std::string_view utf8) {
   const size_t piece = kChunkMax / 2;
   for (size_t i = 0; i < utf8.size();) {
     Chunk& c = chunks_.emplace_back();
-    c.items.reserve(piece);
+    c.contents.reserve(piece);
     const size_t chunk_start = i;
-    while (i < utf8.size() && c.items.size() < piece) {
+    while (i < utf8.size() && c.contents.size() < piece) {
       const auto byte = static_cast<unsigned char>(utf8[i]);
       uint32_t cp = byte;
       if (byte < 0x80) {
@@ -147,11 +151,13 @@ void PlainSeq::assign_utf8(std::string_view utf8) {
         cp = static_cast<uint32_t>(decode_utf8_unchecked(utf8, i));
         if (cp > 0xFFFF) ++c.u16;  // the second UTF-16 unit; the first is counted below
       }
-      c.items.push_back(Item{cp, kNone, 0});
+      c.contents.push_back(cp);
     }
-    c.u16 += static_cast<uint32_t>(c.items.size());
+    const auto n = static_cast<uint32_t>(c.contents.size());
+    c.runs.push_back(IdRun{kNone, 0, n});  // ids unknown
+    c.u16 += n;
     c.u8 = static_cast<uint32_t>(i - chunk_start);
-    total_n_ += c.items.size();
+    total_n_ += n;
     total_u16_ += c.u16;
     total_u8_ += c.u8;
   }
@@ -160,9 +166,7 @@ void PlainSeq::assign_utf8(std::string_view utf8) {
 std::vector<uint32_t> PlainSeq::visible_contents() const {
   std::vector<uint32_t> out;
   out.reserve(total_n_);
-  for (const Chunk& c : chunks_) {
-    for (const Item& it : c.items) out.push_back(it.content);
-  }
+  for (const Chunk& c : chunks_) out.insert(out.end(), c.contents.begin(), c.contents.end());
   return out;
 }
 
@@ -170,14 +174,13 @@ std::string PlainSeq::to_utf8() const {
   std::string out;
   out.reserve(total_u8_);
   for (const Chunk& c : chunks_) {
-    if (c.u8 == c.items.size()) {  // all ASCII: one byte per unit
+    if (c.u8 == c.contents.size()) {  // all ASCII: one byte per unit
       const size_t at = out.size();
-      out.resize(at + c.items.size());
-      for (size_t k = 0; k < c.items.size(); ++k)
-        out[at + k] = static_cast<char>(c.items[k].content);
+      out.resize(at + c.contents.size());
+      for (size_t k = 0; k < c.contents.size(); ++k) out[at + k] = static_cast<char>(c.contents[k]);
       continue;
     }
-    for (const Item& it : c.items) append_utf8(out, static_cast<char32_t>(it.content));
+    for (uint32_t content : c.contents) append_utf8(out, static_cast<char32_t>(content));
   }
   return out;
 }
@@ -196,7 +199,7 @@ Result<Seq::Boundary> PlainSeq::locate(size_t n, int kind) const {
   b.u16 = cache_.u16;
   b.u8 = cache_.u8;
   const Chunk& c = chunks_[cache_.ci];
-  if (c.u8 == c.items.size()) {
+  if (c.u8 == c.contents.size()) {
     // One byte per unit (ASCII text, or a list): every count moves together.
     const size_t off = n - prefix_count(cache_, kind);
     b.units += off;
@@ -205,10 +208,10 @@ Result<Seq::Boundary> PlainSeq::locate(size_t n, int kind) const {
     b.entity = static_cast<uint32_t>(b.units);
     return b;
   }
-  for (const Item& it : c.items) {
+  for (uint32_t content : c.contents) {
     ++b.units;
-    b.u16 += u16_of(it.content);
-    b.u8 += u8_of(it.content);
+    b.u16 += u16_of(content);
+    b.u8 += u8_of(content);
     const size_t cur = kind == 0 ? b.units : kind == 1 ? b.u16 : b.u8;
     if (cur == n) {
       b.entity = static_cast<uint32_t>(b.units);
@@ -223,9 +226,15 @@ Result<Seq::Boundary> PlainSeq::locate(size_t n, int kind) const {
 
 void PlainSeq::id_at(size_t pos, uint32_t* peer, int32_t* counter) const {
   seek(0, pos + 1);
-  const Item& it = chunks_[cache_.ci].items[pos - cache_.n];
-  *peer = it.peer;
-  *counter = it.counter;
+  size_t off = pos - cache_.n;
+  for (const IdRun& r : chunks_[cache_.ci].runs) {
+    if (off < r.len) {
+      *peer = r.peer;
+      *counter = r.counter + static_cast<int32_t>(off);
+      return;
+    }
+    off -= r.len;
+  }
 }
 
 std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
@@ -233,22 +242,107 @@ std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
   to = std::min(to, total_n_);
   if (from >= to) return runs;
   seek(0, from + 1);
-  size_t unit = cache_.n;
+  size_t unit = cache_.n;  // first unit of the run being looked at
   for (size_t ci = cache_.ci; ci < chunks_.size() && unit < to; ++ci) {
-    const auto& items = chunks_[ci].items;
-    size_t k = from > unit ? from - unit : 0;
-    unit += k;
-    for (; k < items.size() && unit < to; ++k, ++unit) {
-      const Item& it = items[k];
-      Seq::Run* last = runs.empty() ? nullptr : &runs.back();
-      if (last && last->peer == it.peer && last->counter + int32_t(last->len) == it.counter) {
-        ++last->len;
-      } else {
-        runs.push_back(Seq::Run{static_cast<uint32_t>(unit), 1, it.peer, it.counter});
+    for (const IdRun& r : chunks_[ci].runs) {
+      const size_t end = unit + r.len;
+      if (end > from && unit < to) {
+        const size_t lo = std::max(unit, from), hi = std::min(end, to);
+        const int32_t counter = r.counter + static_cast<int32_t>(lo - unit);
+        Seq::Run* last = runs.empty() ? nullptr : &runs.back();
+        if (last && last->peer == r.peer && last->counter + int32_t(last->len) == counter) {
+          last->len += static_cast<uint32_t>(hi - lo);
+        } else {
+          runs.push_back(
+              Seq::Run{static_cast<uint32_t>(lo), static_cast<uint32_t>(hi - lo), r.peer, counter});
+        }
       }
+      unit = end;
+      if (unit >= to) break;
     }
   }
   return runs;
+}
+
+void PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t off, uint32_t peer, int32_t counter,
+                          uint32_t n) {
+  size_t r = 0, start = 0;  // run r holds unit `off`, or r == runs.size() at the end
+  while (r < runs.size() && off >= start + runs[r].len) start += runs[r++].len;
+  if (off == start) {
+    // Typing on: the new units continue the run just before them.
+    if (r > 0) {
+      IdRun& prev = runs[r - 1];
+      if (prev.peer == peer && prev.counter + static_cast<int32_t>(prev.len) == counter) {
+        prev.len += n;
+        return;
+      }
+    }
+    runs.insert(runs.begin() + r, IdRun{peer, counter, n});
+    return;
+  }
+  // Inside run r: split it around the new units.
+  IdRun& cur = runs[r];
+  const auto left = static_cast<uint32_t>(off - start);
+  const IdRun right{cur.peer, cur.counter + static_cast<int32_t>(left), cur.len - left};
+  cur.len = left;
+  const IdRun mid{peer, counter, n};
+  runs.insert(runs.begin() + r + 1, {mid, right});
+}
+
+void PlainSeq::erase_ids(std::vector<IdRun>& runs, size_t off, size_t n) {
+  size_t r = 0, start = 0;
+  while (off >= start + runs[r].len) start += runs[r++].len;
+  const size_t end = off + n;
+  if (off > start) {
+    IdRun& cur = runs[r];
+    const size_t cur_end = start + cur.len;
+    const auto left = static_cast<uint32_t>(off - start);
+    if (end < cur_end) {  // strictly inside: the run splits in two
+      const IdRun right{cur.peer, cur.counter + static_cast<int32_t>(end - start),
+                        static_cast<uint32_t>(cur_end - end)};
+      cur.len = left;
+      runs.insert(runs.begin() + r + 1, right);
+      return;
+    }
+    cur.len = left;  // its tail goes
+    start = cur_end;
+    ++r;
+  }
+  // Units [start, end) begin at run r: drop whole runs, then trim the next.
+  const size_t first = r;
+  size_t left = end - start;
+  while (r < runs.size() && runs[r].len <= left) left -= runs[r++].len;
+  if (left > 0) {
+    runs[r].counter += static_cast<int32_t>(left);
+    runs[r].len -= static_cast<uint32_t>(left);
+  }
+  runs.erase(runs.begin() + first, runs.begin() + r);
+  // Deleting what was typed into a run makes its two halves adjacent again.
+  if (first > 0 && first < runs.size()) {
+    IdRun& a = runs[first - 1];
+    const IdRun& b = runs[first];
+    if (a.peer == b.peer && a.counter + static_cast<int32_t>(a.len) == b.counter) {
+      a.len += b.len;
+      runs.erase(runs.begin() + first);
+    }
+  }
+}
+
+std::vector<PlainSeq::IdRun> PlainSeq::slice_ids(const std::vector<IdRun>& runs, size_t from,
+                                                 size_t to) {
+  std::vector<IdRun> out;
+  size_t unit = 0;
+  for (const IdRun& r : runs) {
+    const size_t end = unit + r.len;
+    if (end > from && unit < to) {
+      const size_t lo = std::max(unit, from), hi = std::min(end, to);
+      out.push_back(IdRun{r.peer, r.counter + static_cast<int32_t>(lo - unit),
+                          static_cast<uint32_t>(hi - lo)});
+    }
+    unit = end;
+    if (unit >= to) break;
+  }
+  return out;
 }
 
 }  // namespace weft::crdt::detail

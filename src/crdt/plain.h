@@ -58,13 +58,16 @@ class PlainSeq {
   void set_ids_unknown() { ids_known_ = false; }
 
  private:
-  struct Item {
-    uint32_t content;
+  // The ids of consecutive units: (peer, counter + k) for k < len. A chunk
+  // keeps its ids as runs (typing makes long ones), not one id per unit.
+  struct IdRun {
     uint32_t peer;
     int32_t counter;
+    uint32_t len;
   };
   struct Chunk {
-    std::vector<Item> items;
+    std::vector<uint32_t> contents;  // code point (text) or value index (list) per unit
+    std::vector<IdRun> runs;         // lens sum to contents.size()
     uint32_t u16 = 0, u8 = 0;
   };
   // Sums of the counts of chunks [0, ci).
@@ -75,13 +78,19 @@ class PlainSeq {
   size_t u16_of(uint32_t c) const { return is_text_ && c > 0xFFFF ? 2 : 1; }
   size_t u8_of(uint32_t c) const;
   static size_t chunk_count(const Chunk& c, int kind) {
-    return kind == 0 ? c.items.size() : kind == 1 ? c.u16 : c.u8;
+    return kind == 0 ? c.contents.size() : kind == 1 ? c.u16 : c.u8;
   }
   static size_t prefix_count(const Prefix& p, int kind) {
     return kind == 0 ? p.n : kind == 1 ? p.u16 : p.u8;
   }
   // Moves the cache to the first chunk whose running count reaches n (n >= 1).
   void seek(int kind, size_t n) const;
+  // Id run edits inside one chunk (offsets in units of that chunk).
+  static void insert_ids(std::vector<IdRun>& runs, size_t off, uint32_t peer, int32_t counter,
+                         uint32_t n);
+  static void erase_ids(std::vector<IdRun>& runs, size_t off, size_t n);
+  // The runs of units [from, to) of `runs`.
+  static std::vector<IdRun> slice_ids(const std::vector<IdRun>& runs, size_t from, size_t to);
 
   bool is_text_;
   bool ids_known_ = true;

@@ -50,23 +50,30 @@ TEST(PlainSeqTest, MatchesAModelUnderRandomEdits) {
     std::u32string model;
     std::vector<std::pair<uint32_t, int32_t>> ids;  // model ids
     const std::u32string alphabet = U"ab\u00e9\u4e2d\U0001F600\n";
-    int32_t counter = 0;
+    int32_t counters[3] = {0, 0, 0};  // per peer (1 and 2 write)
     const int steps = *rc::gen::inRange(1, 400);
     for (int i = 0; i < steps; ++i) {
       if (model.empty() || *rc::gen::inRange(0, 3) > 0) {
         const size_t pos = *rc::gen::inRange<size_t>(0, model.size() + 1);
-        const size_t n = *rc::gen::inRange<size_t>(1, 700);
+        // Mostly short inserts (typing extends id runs), sometimes long ones.
+        const size_t n =
+            *rc::gen::inRange<size_t>(1, *rc::gen::elementOf(std::vector<size_t>{4, 700}));
+        const uint32_t peer = *rc::gen::inRange<uint32_t>(1, 3);
+        int32_t& counter = counters[peer];
         std::vector<uint32_t> cps(n);
         for (size_t k = 0; k < n; ++k) cps[k] = alphabet[(i + k) % alphabet.size()];
-        RC_ASSERT(seq.insert(1, counter, static_cast<uint32_t>(pos), cps.data(), n).ok());
+        RC_ASSERT(seq.insert(peer, counter, static_cast<uint32_t>(pos), cps.data(), n).ok());
         for (size_t k = 0; k < n; ++k) {
           model.insert(model.begin() + pos + k, static_cast<char32_t>(cps[k]));
-          ids.insert(ids.begin() + pos + k, {1u, counter + static_cast<int32_t>(k)});
+          ids.insert(ids.begin() + pos + k, {peer, counter + static_cast<int32_t>(k)});
         }
         counter += static_cast<int32_t>(n);
       } else {
         const size_t pos = *rc::gen::inRange<size_t>(0, model.size());
-        const size_t n = *rc::gen::inRange<size_t>(1, model.size() - pos + 1);
+        const size_t n = *rc::gen::inRange<size_t>(
+            1, std::min<size_t>(model.size() - pos,
+                                *rc::gen::elementOf(std::vector<size_t>{3, 1000})) +
+                   1);
         RC_ASSERT(seq.erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n)).ok());
         model.erase(pos, n);
         ids.erase(ids.begin() + pos, ids.begin() + pos + n);
@@ -102,6 +109,14 @@ TEST(PlainSeqTest, MatchesAModelUnderRandomEdits) {
       unit += run.len;
     }
     RC_ASSERT(unit == to);
+    if (!model.empty()) {
+      const size_t at = *rc::gen::inRange<size_t>(0, model.size());
+      uint32_t peer = 0;
+      int32_t counter = 0;
+      seq.id_at(at, &peer, &counter);
+      RC_ASSERT(peer == ids[at].first);
+      RC_ASSERT(counter == ids[at].second);
+    }
   });
 }
 
