@@ -179,7 +179,9 @@ class DocCore {
   // points cps[0, n) at unicode position `pos` of Text `idx`, but when the
   // text is plain it builds no Op: it appends to the open transaction's last
   // op when the insert continues it, else constructs the op in place.
-  Status local_text_insert(uint32_t idx, int32_t pos, const uint32_t* cps, size_t n);
+  // REQUIRES: cs is container_state(*state, idx).
+  Status local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos, const uint32_t* cps,
+                           size_t n);
   // Same for deleting the one unit at `pos` of a plain Text / List with known
   // ids (forward-delete and backspace runs extend in place).
   // REQUIRES: cs.plain && cs.plain->ids_known(), pos < units().

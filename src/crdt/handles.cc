@@ -124,7 +124,13 @@ Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
   const uint32_t idx = doc_index();
   auto& cs = core_->container_state(*core_->state, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
-  WEFT_ASSIGN_OR_RETURN(auto b, cs.locate(pos, unit_kind(unit)));
+  size_t entity = pos;
+  // A plain state holds no style anchors: a unicode position is its entity
+  // position (the keystroke path skips the unit conversion).
+  if (unit != PosUnit::kUnicode || !cs.plain || pos > cs.plain->visible_units()) {
+    WEFT_ASSIGN_OR_RETURN(auto b, cs.locate(pos, unit_kind(unit)));
+    entity = b.entity;
+  }
   if (text.empty()) return Status();
   // A UTF-8 string has at most as many code points as bytes.
   constexpr size_t kSmall = 64;
@@ -136,8 +142,16 @@ Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
     cps = big.data();
   }
   size_t n = 0;
-  for (size_t i = 0; i < text.size();) cps[n++] = decode_utf8_unchecked(text, i);
-  return finish(*core_, core_->local_text_insert(idx, static_cast<int32_t>(b.entity), cps, n));
+  for (size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x80) {
+      cps[n++] = byte;
+      ++i;
+    } else {
+      cps[n++] = decode_utf8_unchecked(text, i);
+    }
+  }
+  return finish(*core_, core_->local_text_insert(idx, cs, static_cast<int32_t>(entity), cps, n));
 }
 
 Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
@@ -145,13 +159,20 @@ Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
   const uint32_t idx = doc_index();
   auto& cs = core_->container_state(*core_->state, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
-  WEFT_ASSIGN_OR_RETURN(auto a, cs.locate(pos, unit_kind(unit)));
-  WEFT_ASSIGN_OR_RETURN(auto b, cs.locate(pos + len, unit_kind(unit)));
-  if (len == 0) return Status();
-  if (b.units == a.units + 1 && cs.plain && cs.plain->ids_known()) {
-    return finish(*core_, core_->local_delete_one(idx, cs, static_cast<int32_t>(a.units)));
+  if (len > SIZE_MAX - pos) return out_of_range("delete range end overflows");
+  size_t from = pos, to = pos + len;  // unicode units
+  // Plain state and unicode positions: no conversion (see insert).
+  if (unit != PosUnit::kUnicode || !cs.plain || to > cs.plain->visible_units()) {
+    WEFT_ASSIGN_OR_RETURN(auto a, cs.locate(pos, unit_kind(unit)));
+    WEFT_ASSIGN_OR_RETURN(auto b, cs.locate(pos + len, unit_kind(unit)));
+    from = a.units;
+    to = b.units;
   }
-  return finish(*core_, delete_units(*core_, idx, a.units, b.units));
+  if (len == 0) return Status();
+  if (to == from + 1 && cs.plain && cs.plain->ids_known()) {
+    return finish(*core_, core_->local_delete_one(idx, cs, static_cast<int32_t>(from)));
+  }
+  return finish(*core_, delete_units(*core_, idx, from, to));
 }
 
 Status TextRef::splice(size_t pos, size_t len, std::string_view text, PosUnit unit) {

@@ -40,76 +40,105 @@ const std::vector<Value> Op::kNoValues;
 const std::string Op::kNoKey;
 const Value Op::kNoValue;
 
-OpText::OpText(const OpText& o) {
-  if (o.b_) assign_utf8(o.utf8(), o.size());
-}
-
 OpText& OpText::operator=(const OpText& o) {
   if (this == &o) return *this;
-  if (o.b_) {
-    assign_utf8(o.utf8(), o.size());
-  } else {
-    std::free(b_);
-    b_ = nullptr;
-  }
+  clear();
+  append_bytes(o.data(), o.bytes(), o.size());
   return *this;
 }
 
 OpText& OpText::operator=(OpText&& o) noexcept {
   if (this != &o) {
-    std::free(b_);
-    b_ = o.b_;
-    o.b_ = nullptr;
+    std::free(block());
+    bits_ = o.bits_;
+    o.bits_ = 0;
   }
   return *this;
 }
 
-char* OpText::reserve_more(size_t more) {
-  const size_t used = b_ ? b_->bytes : 0;
-  const size_t cap = b_ ? b_->cap : 0;
-  if (used + more > cap) {
-    // Blocks are malloc'd: header + bytes rounded so the whole is a multiple of 16.
-    size_t want = std::max(used + more, used + used / 2);
-    want = ((want + sizeof(Block) + 15) & ~size_t{15}) - sizeof(Block);
-    auto* nb = static_cast<Block*>(std::realloc(b_, sizeof(Block) + want));
-    if (nb == nullptr) throw std::bad_alloc();
-    if (b_ == nullptr) nb->units = nb->bytes = 0;
-    nb->cap = static_cast<uint32_t>(want);
-    b_ = nb;
+void OpText::clear() {
+  if (Block* b = block()) {
+    b->units = b->bytes = 0;  // keep the block for what comes next
+  } else {
+    bits_ = 0;
   }
-  return data() + used;
+}
+
+void OpText::append_bytes(const char* p, size_t n, size_t units) {
+  if (n == 0) return;
+  const size_t used = bytes();
+  if (!block() && used + n <= kInlineMax) {
+    // Stays inline (p may point into bits_: copy through a temporary).
+    char tmp[8];
+    std::memcpy(tmp, &bits_, 8);
+    std::memmove(tmp + 1 + used, p, n);
+    const size_t total_units = size() + units;
+    tmp[0] = static_cast<char>(1 | (total_units << 1) | ((used + n) << 4));
+    std::memcpy(&bits_, tmp, 8);
+    return;
+  }
+  Block* b = block();
+  if (!b || used + n > b->cap) {
+    // Blocks are malloc'd: header + bytes rounded so the whole is a multiple of 16.
+    size_t want = std::max(used + n, used + used / 2);
+    want = ((want + sizeof(Block) + 15) & ~size_t{15}) - sizeof(Block);
+    auto* nb = static_cast<Block*>(std::malloc(sizeof(Block) + want));
+    if (nb == nullptr) throw std::bad_alloc();
+    nb->units = static_cast<uint32_t>(size());
+    nb->bytes = static_cast<uint32_t>(used);
+    nb->cap = static_cast<uint32_t>(want);
+    char* nd = reinterpret_cast<char*>(nb + 1);
+    std::memcpy(nd, data(), used);
+    std::memcpy(nd + used, p, n);  // before freeing: p may point into the old block
+    std::free(b);
+    bits_ = reinterpret_cast<uintptr_t>(nb);
+  } else {
+    std::memmove(reinterpret_cast<char*>(b + 1) + used, p, n);
+  }
+  b = block();
+  b->bytes = static_cast<uint32_t>(used + n);
+  b->units += static_cast<uint32_t>(units);
 }
 
 void OpText::assign(const uint32_t* cps, size_t n) {
-  if (b_) b_->units = b_->bytes = 0;
+  clear();
   append(cps, n);
 }
 
 void OpText::assign_utf8(std::string_view utf8, size_t units) {
-  if (b_) b_->units = b_->bytes = 0;
-  if (utf8.empty()) return;
-  std::memcpy(reserve_more(utf8.size()), utf8.data(), utf8.size());
-  b_->bytes += static_cast<uint32_t>(utf8.size());
-  b_->units += static_cast<uint32_t>(units);
+  clear();
+  append_bytes(utf8.data(), utf8.size(), units);
 }
 
 void OpText::append(const uint32_t* cps, size_t n) {
   if (n == 0) return;
-  char* out = reserve_more(4 * n);
+  const size_t used = bytes();
+  if (is_inline_or_empty() && used + n <= kInlineMax) {
+    // The keystroke case: a few ASCII characters written straight inline.
+    uint32_t high = 0;
+    for (size_t k = 0; k < n; ++k) high |= cps[k];
+    if (high < 0x80) {
+      char tmp[8];
+      std::memcpy(tmp, &bits_, 8);
+      for (size_t k = 0; k < n; ++k) tmp[1 + used + k] = static_cast<char>(cps[k]);
+      tmp[0] = static_cast<char>(1 | ((size() + n) << 1) | ((used + n) << 4));
+      std::memcpy(&bits_, tmp, 8);
+      return;
+    }
+  }
+  char small[64 * 4];
+  std::string big;
+  char* out = small;
+  if (n > 64) {
+    big.resize(4 * n);
+    out = big.data();
+  }
   size_t w = 0;
   for (size_t k = 0; k < n; ++k) w += put_utf8(out + w, cps[k]);
-  b_->bytes += static_cast<uint32_t>(w);
-  b_->units += static_cast<uint32_t>(n);
+  append_bytes(out, w, n);
 }
 
-void OpText::append(const OpText& o) {
-  if (o.empty()) return;
-  const std::string_view bytes = o.utf8();
-  const uint32_t units = o.b_->units;  // read before a self-append reallocates
-  std::memcpy(reserve_more(bytes.size()), o.data(), bytes.size());
-  b_->bytes += static_cast<uint32_t>(bytes.size());
-  b_->units += units;
-}
+void OpText::append(const OpText& o) { append_bytes(o.data(), o.bytes(), o.size()); }
 
 void OpText::push_back(char32_t cp) {
   const auto c = static_cast<uint32_t>(cp);
@@ -141,8 +170,15 @@ OpText OpText::substr(size_t k) const {
 
 void OpText::truncate(size_t keep) {
   if (keep >= size()) return;
-  b_->bytes = static_cast<uint32_t>(byte_offset_of_unicode_unchecked(utf8(), keep));
-  b_->units = static_cast<uint32_t>(keep);
+  const size_t at = byte_offset_of_unicode_unchecked(utf8(), keep);
+  if (Block* b = block()) {
+    b->bytes = static_cast<uint32_t>(at);
+    b->units = static_cast<uint32_t>(keep);
+    return;
+  }
+  const OpText whole = *this;
+  bits_ = 0;
+  append_bytes(whole.data(), at, keep);
 }
 
 std::u32string OpText::to_u32() const {

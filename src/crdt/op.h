@@ -7,6 +7,7 @@
 #ifndef WEFT_SRC_CRDT_OP_H_
 #define WEFT_SRC_CRDT_OP_H_
 
+#include <bit>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -30,24 +31,23 @@ enum class OpKind : uint8_t {
   kCounter
 };
 
-// The code points of a text insert, stored as UTF-8 in one heap block with
-// its code point count (8 bytes inline; empty holds no block). Code points
-// must be Unicode scalar values (every producer validates its input).
+// The code points of a text insert, stored as UTF-8 in 8 bytes: up to 7
+// bytes inline (a keystroke allocates nothing), longer texts in one heap
+// block that also holds the code point count. Code points must be Unicode
+// scalar values (every producer validates its input).
 class OpText {
  public:
   OpText() = default;
-  OpText(const OpText& o);
-  OpText(OpText&& o) noexcept : b_(o.b_) { o.b_ = nullptr; }
+  OpText(const OpText& o) { append_bytes(o.data(), o.bytes(), o.size()); }
+  OpText(OpText&& o) noexcept : bits_(o.bits_) { o.bits_ = 0; }
   OpText& operator=(const OpText& o);
   OpText& operator=(OpText&& o) noexcept;
-  ~OpText() { std::free(b_); }
+  ~OpText() { std::free(block()); }
 
   // Number of code points.
-  size_t size() const { return b_ ? b_->units : 0; }
+  size_t size() const { return is_inline() ? (bits_ >> 1) & 7 : bits_ ? block()->units : 0; }
   bool empty() const { return size() == 0; }
-  std::string_view utf8() const {
-    return b_ ? std::string_view(data(), b_->bytes) : std::string_view();
-  }
+  std::string_view utf8() const { return std::string_view(data(), bytes()); }
 
   // Replaces the contents by code points cps[0, n).
   void assign(const uint32_t* cps, size_t n);
@@ -68,16 +68,29 @@ class OpText {
   friend bool operator==(const OpText& a, const OpText& b) { return a.utf8() == b.utf8(); }
 
  private:
-  // The block: this header, then `cap` bytes of UTF-8.
+  static_assert(std::endian::native == std::endian::little, "inline texts use the low byte");
+  static constexpr size_t kInlineMax = 7;
+  // A heap block: this header, then `cap` bytes of UTF-8.
   struct Block {
     uint32_t units;
     uint32_t bytes;
     uint32_t cap;
   };
-  char* data() const { return reinterpret_cast<char*>(b_ + 1); }
-  // Makes room for `more` bytes past the end (growing the block ~1.5x).
-  char* reserve_more(size_t more);
-  Block* b_ = nullptr;
+  // bits_ is 0 (empty), a Block* (malloc aligns it: low bit 0), or inline:
+  // low byte 1 | units << 1 | bytes << 4, then the bytes in memory order.
+  bool is_inline() const { return bits_ & 1; }
+  bool is_inline_or_empty() const { return bits_ == 0 || is_inline(); }
+  Block* block() const { return is_inline() ? nullptr : reinterpret_cast<Block*>(bits_); }
+  size_t bytes() const { return is_inline() ? (bits_ >> 4) & 7 : bits_ ? block()->bytes : 0; }
+  const char* data() const {
+    if (is_inline()) return reinterpret_cast<const char*>(&bits_) + 1;
+    return bits_ ? reinterpret_cast<const char*>(block() + 1) : "";
+  }
+  void clear();
+  // Appends `n` bytes of valid UTF-8 holding `units` code points; `p` may
+  // point into this text.
+  void append_bytes(const char* p, size_t n, size_t units);
+  uintptr_t bits_ = 0;
 };
 
 // The payload of list inserts, map / mark ops and counter ops.

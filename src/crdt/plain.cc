@@ -54,7 +54,7 @@ Status PlainSeq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint
   const uint32_t ci = cache_.ci;
   Chunk& c = chunks_[ci];
   c.contents.insert(c.contents.begin() + off, contents, contents + n);
-  insert_ids(c.runs, off, peer, counter, static_cast<uint32_t>(n));
+  insert_ids(c.runs, c.contents.size() - n, off, peer, counter, static_cast<uint32_t>(n));
   size_t u16 = 0, u8 = 0;
   for (size_t k = 0; k < n; ++k) {
     u16 += u16_of(contents[k]);
@@ -264,10 +264,18 @@ std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
   return runs;
 }
 
-void PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t off, uint32_t peer, int32_t counter,
-                          uint32_t n) {
-  size_t r = 0, start = 0;  // run r holds unit `off`, or r == runs.size() at the end
-  while (r < runs.size() && off >= start + runs[r].len) start += runs[r++].len;
+void PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, uint32_t peer,
+                          int32_t counter, uint32_t n) {
+  // Find run r holding unit `off` (r == runs.size() at the end), scanning
+  // from the nearer end of the chunk.
+  size_t r = 0, start = 0;
+  if (off * 2 <= chunk_units) {
+    while (r < runs.size() && off >= start + runs[r].len) start += runs[r++].len;
+  } else {
+    r = runs.size();
+    start = chunk_units;
+    while (start > off) start -= runs[--r].len;
+  }
   if (off == start) {
     // Typing on: the new units continue the run just before them.
     if (r > 0) {

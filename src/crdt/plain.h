@@ -86,8 +86,9 @@ class PlainSeq {
   // Moves the cache to the first chunk whose running count reaches n (n >= 1).
   void seek(int kind, size_t n) const;
   // Id run edits inside one chunk (offsets in units of that chunk).
-  static void insert_ids(std::vector<IdRun>& runs, size_t off, uint32_t peer, int32_t counter,
-                         uint32_t n);
+  // `chunk_units`: the units `runs` cover.
+  static void insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, uint32_t peer,
+                         int32_t counter, uint32_t n);
   static void erase_ids(std::vector<IdRun>& runs, size_t off, size_t n);
   // The runs of units [from, to) of `runs`.
   static std::vector<IdRun> slice_ids(const std::vector<IdRun>& runs, size_t from, size_t to);

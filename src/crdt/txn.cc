@@ -218,8 +218,8 @@ Status DocCore::local_op(Op&& op) {
   return Status();
 }
 
-Status DocCore::local_text_insert(uint32_t idx, int32_t pos, const uint32_t* cps, size_t n) {
-  ContainerState& cs = container_state(*state, idx);
+Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
+                                  const uint32_t* cps, size_t n) {
   if (!cs.plain) {
     Op op;
     op.kind = OpKind::kTextInsert;

@@ -1,11 +1,11 @@
 // The compact op representation: OpText (code points stored as UTF-8) against
 // a std::u32string model, and Op's payload box (copies are deep, absent
 // payloads read as empty).
+#include "crdt/op.h"
+
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
-
-#include "crdt/op.h"
 
 namespace weft::crdt::detail {
 namespace {
@@ -22,9 +22,9 @@ std::u32string decoded(const OpText& t, size_t n) {
 
 // Scalar values from every UTF-8 length class.
 rc::Gen<std::u32string> gen_text() {
-  return rc::gen::container<std::u32string>(rc::gen::elementOf(std::vector<char32_t>{
-      U'a', U'z', U' ', U'\n', U'\u00e9', U'\u07ff', U'\u0800', U'\u4e2d', U'\uffff',
-      U'\U00010000', U'\U0001f600', U'\U0010ffff'}));
+  return rc::gen::container<std::u32string>(rc::gen::elementOf(
+      std::vector<char32_t>{U'a', U'z', U' ', U'\n', U'\u00e9', U'\u07ff', U'\u0800', U'\u4e2d',
+                            U'\uffff', U'\U00010000', U'\U0001f600', U'\U0010ffff'}));
 }
 
 TEST(OpText, EmptyHoldsNothing) {
@@ -60,6 +60,25 @@ TEST(OpText, SelfAppendDoublesTheText) {
   t.append(t);
   EXPECT_EQ(t.to_u32(), s + s);
   EXPECT_EQ(t.size(), 6u);
+}
+
+TEST(OpText, ShortTextsStayInlineAndGrowIntoABlock) {
+  OpText t;
+  const auto seven = cps_of(U"abc\u00e9d");  // 6 bytes: inline
+  t.assign(seven.data(), seven.size());
+  EXPECT_EQ(t.utf8(),
+            "abc\xc3\xa9"
+            "d");
+  const auto more = cps_of(U"\U0001f600xyz");  // 13 bytes in all: a heap block
+  t.append(more.data(), more.size());
+  EXPECT_EQ(t.to_u32(), U"abc\u00e9d\U0001f600xyz");
+  EXPECT_EQ(t.size(), 9u);
+  t.assign(seven.data(), 2);  // reuses the block
+  EXPECT_EQ(t.utf8(), "ab");
+  t.truncate(0);
+  EXPECT_TRUE(t.empty());
+  OpText copy = t;
+  EXPECT_TRUE(copy.empty());
 }
 
 RC_GTEST_PROP(OpText, MatchesU32stringModel, ()) {

@@ -165,6 +165,25 @@ TEST(PlainSeqTest, RejectsOutOfRangeAndSplitUtf16) {
   EXPECT_EQ(seq.to_utf8(), "a\U0001F600b");
 }
 
+TEST(PlainStateTest, UnicodeFastPathRejectsBadRangesLikeTheTracker) {
+  // TextRef skips the unit conversion for unicode positions on a plain
+  // state; its errors must match the converting path's (a tracker doc).
+  Doc plain(1);
+  Doc tracked = tracker_doc(1);
+  for (Doc* d : {&plain, &tracked}) {
+    TextRef t = d->get_text("t");
+    ASSERT_TRUE(t.insert(0, "a\U0001F600b").ok());
+    EXPECT_EQ(t.insert(4, "x").code(), StatusCode::kOutOfRange);
+    EXPECT_EQ(t.erase(2, 2).code(), StatusCode::kOutOfRange);
+    EXPECT_EQ(t.erase(1, SIZE_MAX).code(), StatusCode::kOutOfRange);
+    EXPECT_TRUE(t.erase(3, 0).ok());
+    ASSERT_TRUE(t.insert(3, "c").ok());
+    ASSERT_TRUE(t.erase(1, 1).ok());
+    EXPECT_EQ(t.to_string(), "abc");
+  }
+  EXPECT_TRUE(is_plain(plain, ContainerId::root("t", ContainerType::kText)));
+}
+
 // Random local edits on a plain doc and on a tracker doc with the same peer.
 void random_text_list_edit(std::vector<Doc*> docs) {
   const int kind = *rc::gen::inRange(0, 6);
