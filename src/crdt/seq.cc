@@ -8,7 +8,7 @@
 namespace weft::crdt::detail {
 namespace {
 
-constexpr size_t kChunkMax = 64;
+constexpr size_t kChunkMax = 256;
 
 size_t utf8_width(char32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4; }
 
@@ -303,7 +303,18 @@ Status Seq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint32_t*
     add_run(ins_runs_, peer, counter + int32_t(k), idx);
     if (id_index_built_)
       id_index_.emplace((uint64_t(peer) << 32) | uint32_t(counter + int32_t(k)), idx);
-    Cur placed = integrate(idx, left, start, vv);
+    Cur placed;
+    if (k == 0) {
+      placed = integrate(idx, left, start, vv);
+    } else {
+      // Unit k's left origin is unit k-1, which nothing else has as origin:
+      // integration stops at once and places it right after unit k-1, with
+      // the same right origin as unit 0 (no conflict zone scan needed).
+      arena_[idx].origin_left = left;
+      arena_[idx].origin_right = arena_[left].origin_right;
+      normalize(start);
+      placed = insert_at(start, idx);
+    }
     left = idx;
     start = placed;
     advance(start);
