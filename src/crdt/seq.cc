@@ -128,38 +128,45 @@ void Seq::seek(int kind, size_t n) const {
   }
 }
 
+template <typename Visible>
+Result<Seq::Cur> Seq::scan_chunk(uint32_t ci, uint32_t k, uint32_t count, Visible vis) const {
+  // From whichever end of the chunk is nearer the k-th of its `count` visible
+  // entities (typing at the end of a chunk then costs a few steps).
+  const auto& items = chunks_[ci].items;
+  if (k > count) return internal_error("sequence chunk counts are inconsistent");
+  if (2 * k <= count) {
+    for (uint32_t off = 0; off < items.size(); ++off) {
+      if (vis(arena_[items[off]]) && --k == 0) return Cur{ci, off};
+    }
+  } else {
+    uint32_t from_end = count - k + 1;
+    for (uint32_t off = static_cast<uint32_t>(items.size()); off-- > 0;) {
+      if (vis(arena_[items[off]]) && --from_end == 0) return Cur{ci, off};
+    }
+  }
+  return internal_error("sequence chunk counts are inconsistent");
+}
+
 Result<Seq::Cur> Seq::find_visible(uint32_t pos, const DenseVv* vv) const {
-  Cur c;
-  uint32_t remaining = pos;
   if (vv == nullptr) {
     if (pos > total_vis_)
       return out_of_range("position " + std::to_string(pos) + " is past the end (" +
                           std::to_string(total_vis_) + ")");
     seek(3, pos);
-    c.ci = cache_.ci;
-    remaining = pos - static_cast<uint32_t>(cache_.vis);
-    if (c.ci >= chunks_.size()) return out_of_range("position past the end");
-    const auto& items = chunks_[c.ci].items;
-    for (c.off = 0; c.off < items.size(); ++c.off) {
-      if (arena_[items[c.off]].del_peer == kNone && --remaining == 0) return c;
-    }
-    return internal_error("sequence chunk counts are inconsistent");
+    if (cache_.ci >= chunks_.size()) return out_of_range("position past the end");
+    return scan_chunk(cache_.ci, pos - static_cast<uint32_t>(cache_.vis), chunks_[cache_.ci].vis,
+                      [](const Elem& e) { return e.del_peer == kNone; });
   }
   // The prepare version is the op's version: find the chunk by its counts.
   PPrefix& p = pcache_;
   if (p.ci > chunks_.size()) p = PPrefix();
   while (p.ci > 0 && p.pvis >= pos) p.pvis -= chunks_[--p.ci].pvis;
   while (p.ci < chunks_.size() && p.pvis + chunks_[p.ci].pvis < pos) p.pvis += chunks_[p.ci++].pvis;
-  if (p.ci < chunks_.size()) {
-    c.ci = p.ci;
-    remaining = pos - static_cast<uint32_t>(p.pvis);
-    const auto& items = chunks_[c.ci].items;
-    for (c.off = 0; c.off < items.size(); ++c.off) {
-      if (pvisible(arena_[items[c.off]]) && --remaining == 0) return c;
-    }
-    return internal_error("sequence prepare counts are inconsistent");
+  if (p.ci >= chunks_.size()) {
+    return out_of_range("position " + std::to_string(pos) + " is past the end of the op's version");
   }
-  return out_of_range("position " + std::to_string(pos) + " is past the end of the op's version");
+  return scan_chunk(p.ci, pos - static_cast<uint32_t>(p.pvis), chunks_[p.ci].pvis,
+                    [this](const Elem& e) { return pvisible(e); });
 }
 
 Seq::Cur Seq::insert_at(Cur c, uint32_t idx) {

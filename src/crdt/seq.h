@@ -223,6 +223,10 @@ class Seq {
   }
   void mark_deleted(Cur c, uint32_t peer, int32_t counter);
   uint32_t at(Cur c) const { return chunks_[c.ci].items[c.off]; }
+  // The k-th (1-based) entity of chunk `ci` for which vis(elem) holds, of
+  // `count` such entities in the chunk.
+  template <typename Visible>
+  Result<Cur> scan_chunk(uint32_t ci, uint32_t k, uint32_t count, Visible vis) const;
   // Finds the pos-th (1-based) visible entity of `vv`; returns its cursor.
   Result<Cur> find_visible(uint32_t pos, const DenseVv* vv) const;
   // Inserts arena index `idx` before cursor `c` (end allowed); returns its cursor.
