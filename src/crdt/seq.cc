@@ -232,7 +232,8 @@ Seq::Cur Seq::insert_at(Cur c, uint32_t idx) {
 Seq::Cur Seq::integrate(uint32_t idx, uint32_t left, Cur start, const DenseVv* vv) {
   normalize(start);
   // The conflict zone: elements right of the scan start that V has not seen.
-  std::vector<Cur> zone;
+  std::vector<Cur>& zone = zone_;
+  zone.clear();
   Cur c = start;
   while (!at_end(c) && !known(arena_[at(c)], vv)) {
     zone.push_back(c);
@@ -247,28 +248,37 @@ Seq::Cur Seq::integrate(uint32_t idx, uint32_t left, Cur start, const DenseVv* v
   const uint64_t my_peer = real_peer(me.peer);
   constexpr int64_t kInf = INT64_MAX;
   const int64_t z = static_cast<int64_t>(zone.size());
-  std::unordered_map<uint32_t, int64_t> zone_index;
-  zone_index.reserve(zone.size() * 2);
-  for (int64_t i = 0; i < z; ++i) zone_index.emplace(at(zone[i]), i);
+  // Per-element scratch (zone index, "passed") stamped with this call's
+  // epoch: O(1) lookups, so a zone of z elements costs O(z), not O(z^2).
+  if (++epoch_ == 0) {
+    std::fill(zone_stamp_.begin(), zone_stamp_.end(), 0);
+    std::fill(passed_stamp_.begin(), passed_stamp_.end(), 0);
+    epoch_ = 1;
+  }
+  if (zone_stamp_.size() < arena_.size()) {
+    zone_stamp_.resize(arena_.size(), 0);
+    zone_at_.resize(arena_.size(), 0);
+    passed_stamp_.resize(arena_.size(), 0);
+  }
+  for (int64_t i = 0; i < z; ++i) {
+    zone_stamp_[at(zone[i])] = epoch_;
+    zone_at_[at(zone[i])] = static_cast<uint32_t>(i);
+  }
   // Position of a right parent: its origin right if that is a sibling.
   auto parent_right = [&](uint32_t r) -> int64_t {
     if (r == kNone || arena_[r].origin_left != left) return kInf;
     if (r == right) return z;
-    auto it = zone_index.find(r);
-    return it != zone_index.end() ? it->second : z + 1;
+    return zone_stamp_[r] == epoch_ ? int64_t{zone_at_[r]} : z + 1;
   };
   const int64_t my_pr = parent_right(right);
   int64_t insert_after = -1;  // zone index we go after (-1 = zone start)
   bool scanning = false;
-  std::vector<uint32_t> passed;
-  auto was_passed = [&](uint32_t x) {
-    return std::find(passed.begin(), passed.end(), x) != passed.end();
-  };
+  auto was_passed = [&](uint32_t x) { return passed_stamp_[x] == epoch_; };
   for (int64_t i = 0; i < z; ++i) {
     uint32_t oi = at(zone[i]);
     const Elem& o = arena_[oi];
     if (o.origin_left != left && (o.origin_left == kNone || !was_passed(o.origin_left))) break;
-    passed.push_back(oi);
+    passed_stamp_[oi] = epoch_;
     if (o.origin_left == left) {
       if (o.origin_right == right) {
         if (real_peer(o.peer) > my_peer) break;

@@ -242,6 +242,11 @@ class Seq {
   std::vector<uint32_t> chunk_pos_;           // chunk id -> index in chunks_
   std::vector<std::vector<IdRun>> ins_runs_;  // per dense peer, by counter
   std::vector<std::vector<IdRun>> del_runs_;  // per dense peer, by counter
+  // integrate() scratch: the zone's cursors; per arena element, the epoch
+  // that put it in the zone (and its zone index) or marked it passed.
+  std::vector<Cur> zone_;
+  std::vector<uint32_t> zone_stamp_, zone_at_, passed_stamp_;
+  uint32_t epoch_ = 0;
   DenseVv prepare_vv_;
   bool prepare_all_ = true;
   std::unordered_map<uint64_t, uint32_t> id_index_;  // built lazily by find()
