@@ -167,6 +167,62 @@ function loroBuildHistory(txns) {
   return merged;
 }
 
+// More agents than this: the Loro history is built directly (loroBuildDirect),
+// as weft_traces_bench does (kMaxAuthorDocs).
+const MAX_AUTHOR_DOCS = 16;
+
+// Loro history built directly as JSON changes from the trace (code point
+// positions at each txn's parents); a delete's start_id is a placeholder (the
+// change's own first id), as in weft_traces_bench's build_direct.
+function loroBuildDirect(txns) {
+  const slots = new Map();
+  const next = new Map();
+  const peers = [];
+  const changes = [];
+  const frontier = [];
+  const lamportEnd = [];
+  txns.forEach((txn, i) => {
+    if (!slots.has(txn.agent)) {
+      slots.set(txn.agent, peers.length);
+      peers.push(String(txn.agent + 1));
+    }
+    const slot = slots.get(txn.agent);
+    const deps = [];
+    let lamport = 0;
+    for (const p of txn.parents ?? []) {
+      for (const id of frontier[p]) if (!deps.includes(id)) deps.push(id);
+      lamport = Math.max(lamport, lamportEnd[p]);
+    }
+    const start = next.get(txn.agent) ?? 0;
+    let counter = start;
+    const selfId = `${start}@${slot}`;
+    const ops = [];
+    for (const [pos, del, ins] of txn.patches) {
+      if (del) {
+        ops.push({ container: 'cid:root-text:Text', content: { type: 'delete', pos, len: del, start_id: selfId }, counter });
+        counter += del;
+      }
+      if (ins) {
+        ops.push({ container: 'cid:root-text:Text', content: { type: 'insert', pos, text: ins }, counter });
+        counter += Array.from(ins).length;
+      }
+    }
+    if (counter === start) {
+      frontier[i] = deps;
+      lamportEnd[i] = lamport;
+      return;
+    }
+    changes.push({ id: selfId, timestamp: 0, deps, lamport, msg: null, ops });
+    next.set(txn.agent, counter);
+    frontier[i] = [`${counter - 1}@${slot}`];
+    lamportEnd[i] = lamport + (counter - start);
+  });
+  const merged = new LoroDoc();
+  merged.setPeerId(1 << 30);
+  merged.importJsonUpdates({ schema_version: 1, start_version: {}, peers, changes });
+  return merged;
+}
+
 // diamond-types history: every op added at its txn's parents.
 function dtBuildHistory(txns) {
   const oplog = new DtOpLog();
@@ -228,7 +284,9 @@ function benchTrace(file, reps) {
   }
   if (concurrent) {
     try {
-      const merged = loroBuildHistory(loroTxns);
+      const direct = new Set(trace.txns.map((t) => t.agent)).size > MAX_AUTHOR_DOCS;
+      const merged = direct ? loroBuildDirect(trace.txns) : loroBuildHistory(loroTxns);
+      if (direct) row.loro_history = 'direct';
       const updates = merged.export({ mode: 'update' });
       let textOut = '';
       row.loro_merge_ms = bestOf(reps, () => {
