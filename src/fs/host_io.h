@@ -61,7 +61,7 @@ class UniqueFd {
 class DeferredCloser {
  public:
   // At most `max_pending` fds wait at once; beyond that close_later closes inline.
-  explicit DeferredCloser(size_t max_pending = 64) : max_pending_(max_pending) {}
+  explicit DeferredCloser(size_t max_pending = 8) : max_pending_(max_pending) {}
   // Closes every queued fd and joins the thread.
   ~DeferredCloser();
   DeferredCloser(const DeferredCloser&) = delete;
