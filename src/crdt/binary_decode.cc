@@ -81,7 +81,8 @@ class ColumnReader {
   uint64_t run_left_ = 0;
   uint32_t run_cid_ = 0;
   OpKind run_kind_ = OpKind::kCounter;
-  std::string_view text_;  // validated UTF-8 not yet consumed
+  std::string_view text_;    // validated UTF-8 not yet consumed
+  bool text_ascii_ = false;  // the whole text column is ASCII
 };
 
 Status ColumnReader::open(ByteReader& r) {
@@ -93,6 +94,7 @@ Status ColumnReader::open(ByteReader& r) {
   const Column& text = c_[kColText];
   text_ = std::string_view(reinterpret_cast<const char*>(text.p), text.left());
   if (!is_valid_utf8(text_)) return corrupt("invalid UTF-8 in the text column");
+  text_ascii_ = is_all_ascii(text_);
   const Column& values = c_[kColValues];
   values_ = ByteReader(std::string_view(reinterpret_cast<const char*>(values.p), values.left()));
   peer_end_.assign(t_.peers.size(), 0);
@@ -146,11 +148,9 @@ Status ColumnReader::op(Op& op, PeerId author) {
       const uint64_t n = len.u();
       if (n == 0 || n > text_.size()) return corrupt("bad text insert length");
       const auto* bytes = reinterpret_cast<const uint8_t*>(text_.data());
-      uint8_t high = 0;
-      for (uint64_t i = 0; i < n; ++i) high |= bytes[i];  // n <= size: checked above
       // All ASCII: n bytes; otherwise walk n sequences.
       size_t at = n;
-      if (high >= 0x80) {
+      if (!text_ascii_ && !is_all_ascii(text_.substr(0, n))) {
         at = 0;
         for (uint64_t i = 0; i < n; ++i) {
           if (at >= text_.size()) return corrupt("the text column ends early");

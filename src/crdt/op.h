@@ -10,6 +10,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -30,6 +31,19 @@ enum class OpKind : uint8_t {
   kMapDelete,
   kCounter
 };
+
+// Whether every byte of `s` is ASCII (checked 8 bytes at a time).
+inline bool is_all_ascii(std::string_view s) {
+  uint64_t high = 0;
+  size_t k = 0;
+  for (; k + 8 <= s.size(); k += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + k, 8);
+    high |= w;
+  }
+  for (; k < s.size(); ++k) high |= static_cast<unsigned char>(s[k]);
+  return (high & 0x8080808080808080ULL) == 0;
+}
 
 // The code points of a text insert, stored as UTF-8 in 8 bytes: up to 7
 // bytes inline (a keystroke allocates nothing), longer texts in one heap

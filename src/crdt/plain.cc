@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "crdt/op.h"
 #include "weft/base/utf.h"
 
 namespace weft::crdt::detail {
@@ -138,10 +139,20 @@ void PlainSeq::assign_utf8(std::string_view utf8) {
   total_n_ = total_u16_ = total_u8_ = 0;
   ids_known_ = false;
   const size_t piece = kChunkMax / 2;
+  chunks_.reserve(utf8.size() / piece + 1);
   for (size_t i = 0; i < utf8.size();) {
     Chunk& c = chunks_.emplace_back();
-    c.contents.reserve(piece);
     const size_t chunk_start = i;
+    const size_t ascii_end = std::min(utf8.size(), i + piece);
+    if (is_all_ascii(utf8.substr(i, ascii_end - i))) {
+      // The common case: a piece of ASCII widens in one vectorisable loop.
+      c.contents.resize(ascii_end - i);
+      for (size_t k = 0; k < c.contents.size(); ++k)
+        c.contents[k] = static_cast<unsigned char>(utf8[i + k]);
+      i = ascii_end;
+    } else {
+      c.contents.reserve(piece);
+    }
     while (i < utf8.size() && c.contents.size() < piece) {
       const auto byte = static_cast<unsigned char>(utf8[i]);
       uint32_t cp = byte;
