@@ -3,13 +3,111 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <thread>
 
+#include "host_io.h"
+
 namespace weft::fs::internal {
+
+// One directory's entries, names NUL-terminated in one buffer (reused from
+// directory to directory at the same depth: no allocation per entry).
+struct DirList {
+  struct Item {
+    uint32_t name;  // offset in names
+    uint32_t len;
+    unsigned char type;  // DT_REG, DT_DIR, DT_LNK, ...
+  };
+  std::vector<char> names;
+  std::vector<Item> items;
+  const char* name(const Item& i) const { return names.data() + i.name; }
+};
+
+struct ScanPart {
+  std::string path;           // the path being visited, relative to the root
+  size_t cursor = 0;          // entries_ before it have paths below the last one matched
+  size_t matched = 0;         // entries_ this part marked seen
+  std::deque<DirList> lists;  // one per depth (a deque: references stay valid)
+  std::vector<char> dents;    // getdents64 buffer
+  std::string buffer;         // file contents
+  std::vector<std::pair<std::string, git_index_entry>> updates;  // entry.path unset
+  Status error;
+};
+
+namespace {
+
+// Times a file may have been given in the same tick as our stat: ticks are
+// at most 10 ms (HZ=100); the margin is several of them.
+constexpr int64_t kFineMarginNs = 50'000'000;
+constexpr size_t kDentsBuffer = 64 * 1024;
+
+int64_t to_ns(const struct timespec& t) {
+  return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+// Orders names as git orders paths: a directory as if its name ended in '/'.
+bool git_order(const DirList& l, const DirList::Item& a, const DirList::Item& b) {
+  size_t n = std::min(a.len, b.len);
+  int c = std::memcmp(l.name(a), l.name(b), n);
+  if (c != 0) return c < 0;
+  auto at = [&](const DirList::Item& e) -> int {
+    if (n < e.len) return static_cast<unsigned char>(l.name(e)[n]);
+    return e.type == DT_DIR ? '/' : -1;
+  };
+  return at(a) < at(b);
+}
+
+// Lists dirfd (which must be freshly opened: getdents64 reads on from its
+// offset) into `out`, sorted in git order, without "." and "..".
+Status list_dir(int dirfd, const std::string& path, std::vector<char>& dents, DirList& out) {
+  out.names.clear();
+  out.items.clear();
+  dents.resize(kDentsBuffer);
+  for (;;) {
+    ssize_t n = ::getdents64(dirfd, dents.data(), dents.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno_status(errno, "list", path.empty() ? "." : path);
+    if (n == 0) break;
+    for (ssize_t at = 0; at < n;) {
+      const auto* d = reinterpret_cast<const struct dirent64*>(dents.data() + at);
+      at += d->d_reclen;
+      const char* name = d->d_name;
+      if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
+      unsigned char type = d->d_type;
+      if (type == DT_UNKNOWN) {  // filesystems without d_type
+        struct stat st;
+        if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        type = S_ISDIR(st.st_mode)   ? DT_DIR
+               : S_ISREG(st.st_mode) ? DT_REG
+               : S_ISLNK(st.st_mode) ? DT_LNK
+                                     : DT_UNKNOWN;
+      }
+      size_t len = std::strlen(name);
+      out.items.push_back(
+          {static_cast<uint32_t>(out.names.size()), static_cast<uint32_t>(len), type});
+      out.names.insert(out.names.end(), name, name + len + 1);
+    }
+  }
+  std::sort(out.items.begin(), out.items.end(),
+            [&](const DirList::Item& a, const DirList::Item& b) { return git_order(out, a, b); });
+  return Status();
+}
+
+// Appends "/name" (or "name" at the root) to `path`; returns the old length.
+size_t push_name(std::string& path, const char* name, size_t len) {
+  size_t old = path.size();
+  if (old > 0) path.push_back('/');
+  path.append(name, len);
+  return old;
+}
+
+}  // namespace
 
 Status git_failure(std::string_view what) {
   const ::git_error* e = git_error_last();
@@ -31,9 +129,61 @@ bool same_stat(const git_index_entry* e, const struct stat& st, uint32_t mode) {
          e->ino == static_cast<uint32_t>(st.st_ino);
 }
 
-Status Scanner::add(ScanPart& part, int dirfd, const DirEntry& e, const std::string& path) {
-  struct stat st;
-  if (::fstatat(dirfd, e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return Status();
+RacyRule RacyRule::for_root(int rootfd, int64_t now_ns) {
+  RacyRule r;
+  struct statfs fs;
+  if (::fstatfs(rootfd, &fs) == 0) {
+    // Local filesystems whose times come from this kernel's clock in
+    // nanoseconds. Anything else (network, FUSE, FAT, ...) gets whole seconds.
+    switch (static_cast<uint64_t>(fs.f_type)) {
+      case EXT4_SUPER_MAGIC:  // also ext2/ext3 (1 s times there have tv_nsec 0)
+      case XFS_SUPER_MAGIC:
+      case BTRFS_SUPER_MAGIC:
+      case TMPFS_MAGIC:
+      case F2FS_SUPER_MAGIC:
+      case OVERLAYFS_SUPER_MAGIC:
+        r.fine = true;
+        break;
+      default:
+        break;
+    }
+  }
+  r.fine_cutoff_ns = now_ns - kFineMarginNs;
+  r.coarse_after_sec = now_ns / 1'000'000'000 - 1;
+  return r;
+}
+
+bool RacyRule::trusted(const struct timespec& mtime, const struct timespec& ctime) const {
+  // tv_nsec == 0 on a fine filesystem: most likely one with 1 s times (ext4
+  // with small inodes), so the whole-second rule applies.
+  if (fine && mtime.tv_nsec != 0 && ctime.tv_nsec != 0) {
+    return to_ns(mtime) < fine_cutoff_ns && to_ns(ctime) < fine_cutoff_ns;
+  }
+  return mtime.tv_sec < coarse_after_sec && ctime.tv_sec < coarse_after_sec;
+}
+
+size_t Scanner::match(ScanPart& part) {
+  const char* path = part.path.c_str();
+  auto less = [](const git_index_entry* e, const char* p) { return std::strcmp(e->path, p) < 0; };
+  size_t n = entries_.size();
+  size_t at = part.cursor;
+  // The cursor is only a hint: every entry before it must sort below path.
+  if (at > n || (at > 0 && !less(entries_[at - 1], path))) at = 0;
+  // Paths come in index order, so the match is nearly always within a few
+  // steps (past the entries of deleted files); else binary search.
+  for (size_t end = std::min(n, at + 4); at < end && less(entries_[at], path); ++at) {
+  }
+  if (at < n && less(entries_[at], path)) {
+    at = static_cast<size_t>(std::lower_bound(entries_.begin() + at, entries_.end(), path, less) -
+                             entries_.begin());
+  }
+  part.cursor = at;
+  if (at == n || std::strcmp(entries_[at]->path, path) != 0) return kNoEntry;
+  part.cursor = at + 1;
+  return at;
+}
+
+Status Scanner::add(ScanPart& part, int dirfd, const char* name, const struct stat& st) {
   uint32_t mode;
   if (S_ISLNK(st.st_mode)) {
     mode = GIT_FILEMODE_LINK;
@@ -42,43 +192,48 @@ Status Scanner::add(ScanPart& part, int dirfd, const DirEntry& e, const std::str
   } else {
     return Status();  // fifos, sockets, devices are not captured
   }
-  part.walked.push_back(path);
-  const git_index_entry* old = git_index_get_bypath(index, path.c_str(), 0);
-  if (old) ++part.known;
-  if (old && same_stat(old, st, mode)) return Status();
-  // Removed since the stat: not captured, and an old index entry goes.
-  auto vanished = [&] {
-    part.walked.pop_back();
-    if (old) --part.known;
-    return Status();
+  size_t at = match(part);
+  const git_index_entry* old = at == kNoEntry ? nullptr : entries_[at];
+  auto capture = [&] {
+    if (old) {
+      seen_[at] = 1;
+      ++part.matched;
+    }
   };
-  git_index_entry entry;
-  std::memset(&entry, 0, sizeof entry);
+  if (old && same_stat(old, st, mode)) {
+    capture();
+    return Status();
+  }
+  // Removed since the stat (e.g. a concurrent atomic write's temp file,
+  // renamed away): not captured, so an old index entry goes.
   std::string& buffer = part.buffer;
+  const std::string& path = part.path;
   if (mode == GIT_FILEMODE_LINK) {
     buffer.resize(4096);
-    ssize_t n = ::readlinkat(dirfd, e.name.c_str(), buffer.data(), buffer.size());
-    if (n < 0 && errno == ENOENT) return vanished();
+    ssize_t n = ::readlinkat(dirfd, name, buffer.data(), buffer.size());
+    if (n < 0 && errno == ENOENT) return Status();
     if (n < 0) return errno_status(errno, "read link", path);
     buffer.resize(static_cast<size_t>(n));
   } else {
-    UniqueFd fd(::openat(dirfd, e.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-    // E.g. a concurrent atomic write's temp file, renamed away since the stat.
-    if (!fd.valid() && errno == ENOENT) return vanished();
+    UniqueFd fd(::openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (!fd.valid() && errno == ENOENT) return Status();
     if (!fd.valid()) return errno_status(errno, "open", path);
     WEFT_RETURN_IF_ERROR(read_all(fd.get(), path, int64_t{1} << 40, &buffer));
   }
+  git_index_entry entry;
+  std::memset(&entry, 0, sizeof entry);
   {
-    std::lock_guard lock(pack_mu);
-    WEFT_RETURN_IF_ERROR(pack_add_blob(pack, buffer, &entry.id));
+    std::lock_guard lock(pack_mu_);
+    WEFT_RETURN_IF_ERROR(pack_add_blob(pack_, buffer, &entry.id));
   }
+  capture();
   entry.mode = mode;
   entry.file_size = static_cast<uint32_t>(st.st_size);
   entry.ino = static_cast<uint32_t>(st.st_ino);
   entry.dev = static_cast<uint32_t>(st.st_dev);
   entry.uid = st.st_uid;
   entry.gid = st.st_gid;
-  if (st.st_mtim.tv_sec < racy_after_sec && st.st_ctim.tv_sec < racy_after_sec) {
+  if (racy_.trusted(st.st_mtim, st.st_ctim)) {
     entry.mtime.seconds = static_cast<int32_t>(st.st_mtim.tv_sec);
     entry.mtime.nanoseconds = static_cast<uint32_t>(st.st_mtim.tv_nsec);
     entry.ctime.seconds = static_cast<int32_t>(st.st_ctim.tv_sec);
@@ -88,41 +243,66 @@ Status Scanner::add(ScanPart& part, int dirfd, const DirEntry& e, const std::str
   return Status();
 }
 
-Status Scanner::walk(ScanPart& part, int dirfd, const std::string& rel,
-                     std::vector<std::string>* subdirs) {
-  WEFT_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, read_dir(dirfd, false));
-  for (const DirEntry& e : entries) {
-    std::string path = rel.empty() ? e.name : rel + "/" + e.name;
-    if (e.type == DT_DIR) {
-      if (e.name == ".git") continue;  // git cannot store it; restore leaves it alone
+Status Scanner::walk(ScanPart& part, int dirfd, size_t depth, std::vector<std::string>* subdirs) {
+  if (part.lists.size() <= depth) part.lists.resize(depth + 1);
+  DirList& list = part.lists[depth];
+  WEFT_RETURN_IF_ERROR(list_dir(dirfd, part.path, part.dents, list));
+  for (const DirList::Item& item : list.items) {
+    const char* name = list.name(item);
+    if (item.type == DT_DIR) {
+      if (std::strcmp(name, ".git") == 0) continue;  // git cannot store it; restore leaves it
       if (subdirs) {
-        subdirs->push_back(e.name);
+        subdirs->emplace_back(name, item.len);
         continue;
       }
-      WEFT_RETURN_IF_ERROR(walk_subdir(part, dirfd, e.name, path));
-    } else {
-      WEFT_RETURN_IF_ERROR(add(part, dirfd, e, path));
+      size_t old = push_name(part.path, name, item.len);
+      Status st = walk_subdir(part, dirfd, name, depth + 1);
+      part.path.resize(old);
+      WEFT_RETURN_IF_ERROR(st);
+      continue;
     }
+    struct stat st;
+    if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone: not captured
+    size_t old = push_name(part.path, name, item.len);
+    Status added = add(part, dirfd, name, st);
+    part.path.resize(old);
+    WEFT_RETURN_IF_ERROR(added);
   }
   return Status();
 }
 
-Status Scanner::walk_subdir(ScanPart& part, int dirfd, const std::string& name,
-                            const std::string& path) {
-  int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return errno_status(errno, "open", path);
+Status Scanner::walk_subdir(ScanPart& part, int dirfd, const char* name, size_t depth) {
+  int fd = ::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  // Removed or replaced since the listing: nothing under it is captured.
+  if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) return Status();
+  if (fd < 0) return errno_status(errno, "open", part.path);
   UniqueFd sub(fd);
-  return walk(part, sub.get(), path);
+  return walk(part, sub.get(), depth, nullptr);
 }
 
 Status Scanner::scan(int rootfd) {
+  size_t n = git_index_entrycount(index_);
+  entries_.resize(n);
+  for (size_t i = 0; i < n; ++i) entries_[i] = git_index_get_byindex(index_, i);
+  auto by_path = [](const git_index_entry* a, const git_index_entry* b) {
+    return std::strcmp(a->path, b->path) < 0;
+  };
+  // libgit2 keeps the index sorted the same way (byte order); this is a check.
+  if (!std::is_sorted(entries_.begin(), entries_.end(), by_path)) {
+    std::sort(entries_.begin(), entries_.end(), by_path);
+  }
+  seen_.assign(n, 0);
+
+  // The listing reads on from the fd's offset: start at the beginning.
+  if (::lseek(rootfd, 0, SEEK_SET) < 0) return errno_status(errno, "list", ".");
   ScanPart parts[2];
   std::vector<std::string> top;
-  WEFT_RETURN_IF_ERROR(walk(parts[0], rootfd, "", &top));
+  WEFT_RETURN_IF_ERROR(walk(parts[0], rootfd, 0, &top));
   std::atomic<size_t> next{0};
   auto work = [&](ScanPart& part) {
     for (size_t i; part.error.ok() && (i = next++) < top.size();) {
-      part.error = walk_subdir(part, rootfd, top[i], top[i]);
+      part.path = top[i];
+      part.error = walk_subdir(part, rootfd, top[i].c_str(), 1);
     }
   };
   if (top.size() >= 2) {
@@ -132,40 +312,32 @@ Status Scanner::scan(int rootfd) {
   } else {
     work(parts[0]);
   }
+  size_t matched = 0;
   for (ScanPart& part : parts) {
     WEFT_RETURN_IF_ERROR(part.error);
-    known += part.known;
-    if (walked.empty()) {
-      walked = std::move(part.walked);
-    } else {
-      walked.insert(walked.end(), std::make_move_iterator(part.walked.begin()),
-                    std::make_move_iterator(part.walked.end()));
+    matched += part.matched;
+  }
+  // Entries the walk did not capture: their paths, before the index changes
+  // (adding entries invalidates entries_).
+  std::vector<std::string> gone;
+  if (matched < n) {
+    for (size_t i = 0; i < n; ++i) {
+      if (!seen_[i]) gone.emplace_back(entries_[i]->path);
     }
+  }
+  entries_.clear();
+  // Removals first: adding "a" when "a/x" is indexed (a directory replaced
+  // by a file) makes libgit2 drop "a/x" itself.
+  for (const std::string& p : gone) {
+    if (git_index_remove(index_, p.c_str(), 0) != 0) return git_failure("unindex " + p);
+    ++updated_;
+  }
+  for (ScanPart& part : parts) {
     for (auto& [path, entry] : part.updates) {
       entry.path = path.c_str();
-      if (git_index_add(index, &entry) != 0) return git_failure("index " + path);
-      changed = true;
-      ++updated;
+      if (git_index_add(index_, &entry) != 0) return git_failure("index " + path);
+      ++updated_;
     }
-  }
-  return Status();
-}
-
-Status Scanner::remove_unseen(size_t entries_before) {
-  if (known == entries_before) return Status();
-  std::sort(walked.begin(), walked.end());
-  std::vector<std::string> gone;
-  size_t n = git_index_entrycount(index);
-  for (size_t i = 0; i < n; ++i) {
-    const git_index_entry* e = git_index_get_byindex(index, i);
-    if (!std::binary_search(walked.begin(), walked.end(), std::string(e->path))) {
-      gone.emplace_back(e->path);
-    }
-  }
-  for (const std::string& p : gone) {
-    if (git_index_remove(index, p.c_str(), 0) != 0) return git_failure("unindex " + p);
-    changed = true;
-    ++updated;
   }
   return Status();
 }

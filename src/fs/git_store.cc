@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <mutex>
 #include <thread>
@@ -330,13 +331,11 @@ Result<FilesystemSnapshot> GitSnapshotStore::snapshot_locked(git_index* index,
 
   UniqueFd rootfd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!rootfd.valid()) return errno_status(errno, "open workspace root", root_);
-  Scanner scan{
-      repo_->pack, index,
-      std::chrono::duration_cast<std::chrono::seconds>(rec.created_at.time_since_epoch()).count() -
-          1};
-  size_t entries_before = git_index_entrycount(index);
+  struct timespec now;
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  Scanner scan(repo_->pack, index,
+               RacyRule::for_root(rootfd.get(), int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec));
   WEFT_RETURN_IF_ERROR(scan.scan(rootfd.get()));
-  WEFT_RETURN_IF_ERROR(scan.remove_unseen(entries_before));
   git_oid tree_id;
   if (git_index_write_tree(&tree_id, index) != 0) return git_failure("write tree");
 
@@ -377,8 +376,8 @@ Result<FilesystemSnapshot> GitSnapshotStore::snapshot_locked(git_index* index,
   // wrong snapshot), and writing it (whole, hashed, one new file) is a good
   // part of a small snapshot: small changes reach the disk every
   // kIndexWriteEvery snapshots and when the store closes, big ones at once.
-  if (scan.changed) ++repo_->unsaved;
-  if (repo_->unsaved >= kIndexWriteEvery || (scan.changed && scan.updated >= kIndexWriteEntries)) {
+  if (scan.changed()) ++repo_->unsaved;
+  if (repo_->unsaved >= kIndexWriteEvery || scan.updated() >= kIndexWriteEntries) {
     if (git_index_write(index) != 0) return git_failure("write index");
     repo_->unsaved = 0;
   }
@@ -429,6 +428,9 @@ Status GitSnapshotStore::restore(const FilesystemSnapshot& snapshot) {
     UniqueFd rootfd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!rootfd.valid()) return errno_status(errno, "open workspace root", root_);
     WEFT_RETURN_IF_ERROR(remove_symlinks(rootfd.get(), ""));
+    // A directory that only held links is empty now; where the snapshot has
+    // a file of that name, libgit2's checkout fails on it ("Is a directory").
+    WEFT_RETURN_IF_ERROR(prune_empty_dirs(rootfd.get(), "").status());
   }
   git_checkout_options opts = GIT_CHECKOUT_OPTIONS_INIT;
   opts.checkout_strategy =
