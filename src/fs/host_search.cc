@@ -188,7 +188,7 @@ class ParallelGrepWalk {
   void queue(const std::shared_ptr<UniqueFd>& dir, const std::string& name, std::string path) {
     std::unique_lock<std::mutex> lock(mu_);
     // Too far ahead: search one file here instead of queueing more (bounds the fds held).
-    while (end() - next_ >= kMaxQueued && !stopping()) search_next(lock);
+    while (end() - next_ >= kMaxQueued && !stopping()) search_next(lock, &walker_buffer_);
     items_.push_back(Item{dir, name, std::move(path), {}, false});
     lock.unlock();
     cv_.notify_one();
@@ -196,6 +196,7 @@ class ParallelGrepWalk {
 
   // Worker loop (the caller joins it once the walk is done).
   void work() {
+    std::string buffer;  // this thread's file contents
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       cv_.wait(lock, [&] { return next_ < end() || walk_done_ || stop_; });
@@ -203,17 +204,17 @@ class ParallelGrepWalk {
         if (walk_done_ || stop_) return;
         continue;
       }
-      search_next(lock);
+      search_next(lock, &buffer);
     }
   }
 
   // Searches the next queued file with the lock released, then appends every
   // finished file at the front of the queue to the result.
   // REQUIRES: lock held, next_ < end().
-  void search_next(std::unique_lock<std::mutex>& lock) {
+  void search_next(std::unique_lock<std::mutex>& lock, std::string* buffer) {
     Item& item = items_[next_++ - first_];  // deque: stays put while others are pushed/popped
     lock.unlock();
-    scan_.file(item.dir->get(), item.name, item.path, &buffer(), &item.matches);
+    scan_.file(item.dir->get(), item.name, item.path, buffer, &item.matches);
     item.dir.reset();
     lock.lock();
     item.done = true;
@@ -227,14 +228,9 @@ class ParallelGrepWalk {
     if (stop_) cv_.notify_all();
   }
 
-  // Each thread's read buffer.
-  static std::string& buffer() {
-    static thread_local std::string b;
-    return b;
-  }
-
   const GrepScan& scan_;
   std::vector<GrepMatch>* out_;
+  std::string walker_buffer_;  // for files the walker searches itself
   std::mutex mu_;
   std::condition_variable cv_;  // a file queued, the walk done, or stop_
   std::deque<Item> items_;      // files from index first_ on, not yet appended
