@@ -122,12 +122,12 @@ bool grep_walk(const GrepScan& scan, std::shared_ptr<UniqueFd> root, std::vector
   return !cancelled;
 }
 
-// The multi-threaded scan: the calling thread walks (same order as GrepWalk)
+// The multi-threaded scan: the calling thread walks (same order as grep_walk)
 // and queues files; workers search them; finished files at the front of the
 // queue are appended to the result in walk order. Files are dispatched in
 // walk order, so once the finished files hold max() matches, every file taken
 // so far is a prefix of the walk holding them: dispatch stops, the files in
-// flight finish, and the first max() matches are exactly GrepWalk's.
+// flight finish, and the first max() matches are exactly grep_walk's.
 class ParallelGrepWalk {
  public:
   ParallelGrepWalk(const GrepScan& scan, std::vector<GrepMatch>* out) : scan_(scan), out_(out) {}
@@ -135,14 +135,7 @@ class ParallelGrepWalk {
   // Scans the tree below `dirfd` with `threads` threads (the caller included).
   // Returns false when cancelled.
   bool run(std::shared_ptr<UniqueFd> root, size_t threads) {
-    std::vector<std::thread> workers;
-    for (size_t i = 1; i < threads; ++i) {
-      try {
-        workers.emplace_back([this] { work(); });
-      } catch (const std::system_error&) {
-        break;  // fewer threads: the caller searches too
-      }
-    }
+    max_workers_ = threads - 1;
     walk(std::move(root));
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -150,7 +143,7 @@ class ParallelGrepWalk {
     }
     cv_.notify_all();
     work();
-    for (std::thread& t : workers) t.join();
+    for (std::thread& t : workers_) t.join();
     if (out_->size() > scan_.query.max()) out_->resize(scan_.query.max());
     return !cancelled_;
   }
@@ -190,8 +183,17 @@ class ParallelGrepWalk {
     // Too far ahead: search one file here instead of queueing more (bounds the fds held).
     while (end() - next_ >= kMaxQueued && !stopping()) search_next(lock, &walker_buffer_);
     items_.push_back(Item{dir, name, std::move(path), {}, false});
+    const bool spawn = workers_.size() < max_workers_ && end() - next_ > workers_.size();
     lock.unlock();
     cv_.notify_one();
+    // Workers start as files queue up, so a small tree does not pay for idle threads.
+    if (spawn) {
+      try {
+        workers_.emplace_back([this] { work(); });
+      } catch (const std::system_error&) {
+        max_workers_ = workers_.size();  // no more threads: the ones running (and the caller) do
+      }
+    }
   }
 
   // Worker loop (the caller joins it once the walk is done).
@@ -230,7 +232,9 @@ class ParallelGrepWalk {
 
   const GrepScan& scan_;
   std::vector<GrepMatch>* out_;
-  std::string walker_buffer_;  // for files the walker searches itself
+  std::string walker_buffer_;         // for files the walker searches itself
+  std::vector<std::thread> workers_;  // touched by the walking thread only
+  size_t max_workers_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;  // a file queued, the walk done, or stop_
   std::deque<Item> items_;      // files from index first_ on, not yet appended
