@@ -15,23 +15,23 @@ size_t utf8_width(char32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x
 }  // namespace
 
 void Seq::add_run(std::vector<std::vector<IdRun>>& runs, uint32_t peer, int32_t counter,
-                  uint32_t arena) {
+                  uint32_t arena, uint32_t len) {
   if (runs.size() <= peer) runs.resize(peer + 1);
   std::vector<IdRun>& list = runs[peer];
   if (!list.empty()) {
     IdRun& last = list.back();
     if (last.counter + int32_t(last.len) == counter && last.arena + last.len == arena) {
-      ++last.len;
+      last.len += len;
       return;
     }
     if (last.counter >= counter) {  // out of order (never in causal replay): keep it sorted
       auto it = std::upper_bound(list.begin(), list.end(), counter,
                                  [](int32_t c, const IdRun& r) { return c < r.counter; });
-      list.insert(it, IdRun{counter, 1, arena});
+      list.insert(it, IdRun{counter, len, arena});
       return;
     }
   }
-  list.push_back(IdRun{counter, 1, arena});
+  list.push_back(IdRun{counter, len, arena});
 }
 
 template <typename F>
@@ -169,7 +169,27 @@ Result<Seq::Cur> Seq::find_visible(uint32_t pos, const DenseVv* vv) const {
                     [this](const Elem& e) { return pvisible(e); });
 }
 
-Seq::Cur Seq::insert_at(Cur c, uint32_t idx) {
+void Seq::recount(Chunk& k) const {
+  k.vis = k.chars = k.u16 = k.u8 = k.pvis = 0;
+  for (uint32_t i : k.items) {
+    const Elem& e = arena_[i];
+    if (pvisible(e)) ++k.pvis;
+    if (e.del_peer != kNone) continue;
+    ++k.vis;
+    if (is_text_) {
+      if (e.content >= kStartAnchor) continue;
+      ++k.chars;
+      k.u16 += e.content > 0xFFFF ? 2 : 1;
+      k.u8 += utf8_width(e.content);
+    } else {
+      ++k.chars;
+      ++k.u16;
+      ++k.u8;
+    }
+  }
+}
+
+Seq::Cur Seq::insert_run(Cur c, uint32_t first, uint32_t len) {
   if (chunks_.empty()) {
     chunks_.emplace_back().id = static_cast<uint32_t>(chunk_pos_.size());
     chunk_pos_.push_back(0);
@@ -178,55 +198,50 @@ Seq::Cur Seq::insert_at(Cur c, uint32_t idx) {
     c.ci = chunks_.size() - 1;
     c.off = chunks_[c.ci].items.size();
   }
-  Chunk& ch = chunks_[c.ci];
-  ch.items.insert(ch.items.begin() + c.off, idx);
-  arena_[idx].chunk = ch.id;
-  if (pvisible(arena_[idx])) padd(c.ci, +1);
-  count(idx, +1, c.ci);
-  if (ch.items.size() > kChunkMax) {
-    Chunk tail;
-    tail.id = static_cast<uint32_t>(chunk_pos_.size());
-    chunk_pos_.push_back(0);
-    size_t half = ch.items.size() / 2;
-    tail.items.assign(ch.items.begin() + half, ch.items.end());
-    for (uint32_t i : tail.items) arena_[i].chunk = tail.id;
-    ch.items.resize(half);
-    Chunk head;
-    head.id = ch.id;
-    head.items = std::move(ch.items);
-    // Recount both halves (counts are additive; totals stay unchanged).
-    auto recount = [&](Chunk& k) {
-      k.vis = k.chars = k.u16 = k.u8 = k.pvis = 0;
-      for (uint32_t i : k.items) {
-        const Elem& e = arena_[i];
-        if (pvisible(e)) ++k.pvis;
-        if (e.del_peer != kNone) continue;
-        ++k.vis;
-        if (is_text_) {
-          if (e.content >= kStartAnchor) continue;
-          ++k.chars;
-          k.u16 += e.content > 0xFFFF ? 2 : 1;
-          k.u8 += utf8_width(e.content);
-        } else {
-          ++k.chars;
-          ++k.u16;
-          ++k.u8;
-        }
-      }
-    };
-    recount(head);
-    recount(tail);
-    chunks_[c.ci] = std::move(head);
-    chunks_.insert(chunks_.begin() + c.ci + 1, std::move(tail));
-    for (size_t k = c.ci + 1; k < chunks_.size(); ++k) chunk_pos_[chunks_[k].id] = uint32_t(k);
-    if (c.ci < cache_.ci) ++cache_.ci;  // a chunk appeared before the cached one
-    if (c.ci < pcache_.ci) ++pcache_.ci;
-    if (c.off >= half) {
-      c.ci += 1;
-      c.off -= half;
+  {
+    Chunk& ch = chunks_[c.ci];
+    ch.items.insert(ch.items.begin() + c.off, len, 0);
+    for (uint32_t k = 0; k < len; ++k) {
+      const uint32_t idx = first + k;
+      ch.items[c.off + k] = idx;
+      arena_[idx].chunk = ch.id;
+      if (pvisible(arena_[idx])) padd(c.ci, +1);
+      count(idx, +1, c.ci);
     }
+    if (ch.items.size() <= kChunkMax) return c;
   }
-  return c;
+  // Split the chunk into m pieces of about kChunkMax / 2 (counts are
+  // additive, so totals and the prefix sums before the chunk stay unchanged).
+  std::vector<uint32_t> items = std::move(chunks_[c.ci].items);
+  const uint32_t first_id = chunks_[c.ci].id;
+  const size_t total = items.size();
+  const size_t m = std::max<size_t>(2, total / (kChunkMax / 2));
+  std::vector<Chunk> pieces(m);
+  Cur out = c;
+  size_t at = 0;
+  for (size_t p = 0; p < m; ++p) {
+    const size_t size = total / m + (p < total % m ? 1 : 0);
+    Chunk& k = pieces[p];
+    if (p == 0) {
+      k.id = first_id;
+    } else {
+      k.id = static_cast<uint32_t>(chunk_pos_.size());
+      chunk_pos_.push_back(0);
+    }
+    k.items.assign(items.begin() + at, items.begin() + at + size);
+    for (uint32_t i : k.items) arena_[i].chunk = k.id;
+    recount(k);
+    if (c.off >= at && c.off < at + size) out = Cur{c.ci + uint32_t(p), c.off - uint32_t(at)};
+    at += size;
+  }
+  chunks_[c.ci] = std::move(pieces[0]);
+  chunks_.insert(chunks_.begin() + c.ci + 1, std::make_move_iterator(pieces.begin() + 1),
+                 std::make_move_iterator(pieces.end()));
+  for (size_t k = c.ci + 1; k < chunks_.size(); ++k) chunk_pos_[chunks_[k].id] = uint32_t(k);
+  // Chunks appeared before the cached ones.
+  if (c.ci < cache_.ci) cache_.ci += uint32_t(m - 1);
+  if (c.ci < pcache_.ci) pcache_.ci += uint32_t(m - 1);
+  return out;
 }
 
 Seq::Cur Seq::integrate(uint32_t idx, uint32_t left, Cur start, const DenseVv* vv) {
@@ -313,28 +328,23 @@ Status Seq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint32_t*
     start = *found;
     advance(start);
   }
+  const uint32_t first = static_cast<uint32_t>(arena_.size());
   for (size_t k = 0; k < n; ++k) {
-    if (vv) vv->set(peer, std::max(vv->get(peer), counter + int32_t(k)));
-    uint32_t idx = static_cast<uint32_t>(arena_.size());
-    arena_.push_back(Elem{peer, counter + int32_t(k), kNone, kNone, kNone, 0, contents[k]});
-    add_run(ins_runs_, peer, counter + int32_t(k), idx);
+    // Unit k > 0 has unit k-1 as left origin, which nothing else has as
+    // origin: its integration would stop at once and place it right after
+    // unit k-1, with unit 0's right origin. So only unit 0 is integrated and
+    // the rest go in as one run after it.
+    arena_.push_back(Elem{peer, counter + int32_t(k), k == 0 ? left : first + uint32_t(k) - 1,
+                          kNone, kNone, 0, contents[k]});
     if (id_index_built_)
-      id_index_.emplace((uint64_t(peer) << 32) | uint32_t(counter + int32_t(k)), idx);
-    Cur placed;
-    if (k == 0) {
-      placed = integrate(idx, left, start, vv);
-    } else {
-      // Unit k's left origin is unit k-1, which nothing else has as origin:
-      // integration stops at once and places it right after unit k-1, with
-      // the same right origin as unit 0 (no conflict zone scan needed).
-      arena_[idx].origin_left = left;
-      arena_[idx].origin_right = arena_[left].origin_right;
-      normalize(start);
-      placed = insert_at(start, idx);
-    }
-    left = idx;
-    start = placed;
-    advance(start);
+      id_index_.emplace((uint64_t(peer) << 32) | uint32_t(counter + int32_t(k)), first + k);
+  }
+  add_run(ins_runs_, peer, counter, first, static_cast<uint32_t>(n));
+  Cur placed = integrate(first, left, start, vv);
+  if (n > 1) {
+    for (size_t k = 1; k < n; ++k) arena_[first + k].origin_right = arena_[first].origin_right;
+    advance(placed);
+    insert_run(placed, first + 1, static_cast<uint32_t>(n - 1));
   }
   if (vv) vv->set(peer, std::max(vv->get(peer), counter + int32_t(n)));
   return Status();

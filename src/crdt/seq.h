@@ -166,8 +166,9 @@ class Seq {
     uint32_t len;
     uint32_t arena;
   };
+  // Records units (peer, counter..+len) -> arena..arena+len in `runs`.
   static void add_run(std::vector<std::vector<IdRun>>& runs, uint32_t peer, int32_t counter,
-                      uint32_t arena);
+                      uint32_t arena, uint32_t len = 1);
   // Calls f(arena index) for the targets of units (peer, counter..+n) in `runs`.
   template <typename F>
   Status for_targets(const std::vector<std::vector<IdRun>>& runs, uint32_t peer, int32_t counter,
@@ -230,7 +231,13 @@ class Seq {
   // Finds the pos-th (1-based) visible entity of `vv`; returns its cursor.
   Result<Cur> find_visible(uint32_t pos, const DenseVv* vv) const;
   // Inserts arena index `idx` before cursor `c` (end allowed); returns its cursor.
-  Cur insert_at(Cur c, uint32_t idx);
+  Cur insert_at(Cur c, uint32_t idx) { return insert_run(c, idx, 1); }
+  // Inserts arena indexes first..first+len-1 in order before cursor `c`
+  // (splitting the chunk when it grows past its maximum); returns the cursor
+  // of `first`.
+  Cur insert_run(Cur c, uint32_t first, uint32_t len);
+  // Recomputes all counts of chunk `k` from its elements.
+  void recount(Chunk& k) const;
   // Integrates one unit whose left origin is `left` (scan starts at `start`).
   Cur integrate(uint32_t idx, uint32_t left, Cur start, const DenseVv* vv);
   uint64_t real_peer(uint32_t p) const { return (*peer_ids_)[p]; }
