@@ -20,6 +20,7 @@ namespace weft::fs::internal {
 // directory to directory at the same depth: no allocation per entry).
 struct DirList {
   struct Item {
+    uint64_t key;   // the first 8 bytes of the name as git orders it (see sort_key)
     uint32_t name;  // offset in names
     uint32_t len;
     unsigned char type;  // DT_REG, DT_DIR, DT_LNK, ...
@@ -27,6 +28,19 @@ struct DirList {
   std::vector<char> names;
   std::vector<Item> items;
   const char* name(const Item& i) const { return names.data() + i.name; }
+};
+
+// An open directory: owned (closed when the last walker or queued
+// subdirectory lets go of it), or the caller's root fd.
+struct DirFd {
+  int fd;
+  bool owned;
+  DirFd(int f, bool o) : fd(f), owned(o) {}
+  DirFd(const DirFd&) = delete;
+  DirFd& operator=(const DirFd&) = delete;
+  ~DirFd() {
+    if (owned) ::close(fd);
+  }
 };
 
 struct ScanPart {
@@ -51,8 +65,21 @@ int64_t to_ns(const struct timespec& t) {
   return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
 
+// The first 8 bytes of name + ("/" for a directory), zero-padded, big-endian:
+// names whose keys differ sort as their keys do (no name holds a 0 byte).
+uint64_t sort_key(const char* name, size_t len, unsigned char type) {
+  uint64_t key = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    unsigned c =
+        i < len ? static_cast<unsigned char>(name[i]) : (i == len && type == DT_DIR ? '/' : 0);
+    key = key << 8 | c;
+  }
+  return key;
+}
+
 // Orders names as git orders paths: a directory as if its name ended in '/'.
 bool git_order(const DirList& l, const DirList::Item& a, const DirList::Item& b) {
+  if (a.key != b.key) return a.key < b.key;
   size_t n = std::min(a.len, b.len);
   int c = std::memcmp(l.name(a), l.name(b), n);
   if (c != 0) return c < 0;
@@ -89,8 +116,8 @@ Status list_dir(int dirfd, const std::string& path, std::vector<char>& dents, Di
                                      : DT_UNKNOWN;
       }
       size_t len = std::strlen(name);
-      out.items.push_back(
-          {static_cast<uint32_t>(out.names.size()), static_cast<uint32_t>(len), type});
+      out.items.push_back({sort_key(name, len, type), static_cast<uint32_t>(out.names.size()),
+                           static_cast<uint32_t>(len), type});
       out.names.insert(out.names.end(), name, name + len + 1);
     }
   }
@@ -243,7 +270,10 @@ Status Scanner::add(ScanPart& part, int dirfd, const char* name, const struct st
   return Status();
 }
 
-Status Scanner::walk(ScanPart& part, int dirfd, size_t depth, std::vector<std::string>* subdirs) {
+Status Scanner::walk(ScanPart& part, const std::shared_ptr<DirFd>& dir, size_t depth,
+                     std::vector<std::string>* subdirs) {
+  if (failed_.load(std::memory_order_relaxed)) return Status();  // the snapshot fails anyway
+  int dirfd = dir->fd;
   if (part.lists.size() <= depth) part.lists.resize(depth + 1);
   DirList& list = part.lists[depth];
   WEFT_RETURN_IF_ERROR(list_dir(dirfd, part.path, part.dents, list));
@@ -256,7 +286,16 @@ Status Scanner::walk(ScanPart& part, int dirfd, size_t depth, std::vector<std::s
         continue;
       }
       size_t old = push_name(part.path, name, item.len);
-      Status st = walk_subdir(part, dirfd, name, depth + 1);
+      Status st;
+      if (idle_.load(std::memory_order_relaxed) > 0) {  // hand it to the waiting thread
+        {
+          std::lock_guard lock(queue_mu_);
+          pending_.push_back({dir, std::string(name, item.len), part.path, depth + 1});
+        }
+        queue_cv_.notify_one();
+      } else {
+        st = walk_subdir(part, dir, name, depth + 1);
+      }
       part.path.resize(old);
       WEFT_RETURN_IF_ERROR(st);
       continue;
@@ -271,13 +310,41 @@ Status Scanner::walk(ScanPart& part, int dirfd, size_t depth, std::vector<std::s
   return Status();
 }
 
-Status Scanner::walk_subdir(ScanPart& part, int dirfd, const char* name, size_t depth) {
-  int fd = ::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+Status Scanner::walk_subdir(ScanPart& part, const std::shared_ptr<DirFd>& parent, const char* name,
+                            size_t depth) {
+  int fd = ::openat(parent->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   // Removed or replaced since the listing: nothing under it is captured.
   if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) return Status();
   if (fd < 0) return errno_status(errno, "open", part.path);
-  UniqueFd sub(fd);
-  return walk(part, sub.get(), depth, nullptr);
+  return walk(part, std::make_shared<DirFd>(fd, true), depth, nullptr);
+}
+
+void Scanner::run(ScanPart& part) {
+  std::unique_lock lock(queue_mu_);
+  for (;;) {
+    while (pending_.empty() && walking_ > 0) {
+      ++idle_;
+      queue_cv_.wait(lock);
+      --idle_;
+    }
+    if (pending_.empty()) break;  // and nobody walking: the tree is done
+    Pending p = std::move(pending_.back());
+    pending_.pop_back();
+    ++walking_;
+    lock.unlock();
+    part.path = std::move(p.path);
+    Status st = walk_subdir(part, p.parent, p.name.c_str(), p.depth);
+    p.parent.reset();
+    lock.lock();
+    --walking_;
+    if (!st.ok()) {
+      part.error = std::move(st);
+      failed_ = true;
+    }
+    if (walking_ == 0 && pending_.empty()) break;
+  }
+  lock.unlock();
+  queue_cv_.notify_all();  // a waiting thread sees the end (or more work)
 }
 
 Status Scanner::scan(int rootfd) {
@@ -297,20 +364,19 @@ Status Scanner::scan(int rootfd) {
   if (::lseek(rootfd, 0, SEEK_SET) < 0) return errno_status(errno, "list", ".");
   ScanPart parts[2];
   std::vector<std::string> top;
-  WEFT_RETURN_IF_ERROR(walk(parts[0], rootfd, 0, &top));
-  std::atomic<size_t> next{0};
-  auto work = [&](ScanPart& part) {
-    for (size_t i; part.error.ok() && (i = next++) < top.size();) {
-      part.path = top[i];
-      part.error = walk_subdir(part, rootfd, top[i].c_str(), 1);
-    }
-  };
-  if (top.size() >= 2) {
-    std::thread helper(work, std::ref(parts[1]));
-    work(parts[0]);
+  auto root = std::make_shared<DirFd>(rootfd, false);
+  WEFT_RETURN_IF_ERROR(walk(parts[0], root, 0, &top));
+  pending_.clear();
+  walking_ = 0;
+  failed_ = false;
+  // Queued in reverse, so that they are taken in path order (the cursors
+  // then mostly move forward).
+  for (auto it = top.rbegin(); it != top.rend(); ++it) pending_.push_back({root, *it, *it, 1});
+  root.reset();
+  if (!pending_.empty()) {
+    std::thread helper([&] { run(parts[1]); });
+    run(parts[0]);
     helper.join();
-  } else {
-    work(parts[0]);
   }
   size_t matched = 0;
   for (ScanPart& part : parts) {

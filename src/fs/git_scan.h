@@ -20,7 +20,10 @@
 #include <git2.h>
 #include <sys/stat.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -59,12 +62,16 @@ struct RacyRule {
   bool trusted(const struct timespec& mtime, const struct timespec& ctime) const;
 };
 
-// Per-thread state of a walk (see git_scan.cc).
+// Per-thread state of a walk, and an open directory shared by the
+// directories under it that wait for a thread (see git_scan.cc).
 struct ScanPart;
+struct DirFd;
 
 // Scans the tree into the index, hashing only files whose stat changed. The
 // stat walk (one fstatat per file) is the cost of an incremental snapshot,
-// so the top-level directories are shared out between two threads.
+// so two threads walk: the top-level directories are queued, and a thread
+// meeting a subdirectory while the other one waits for work queues it
+// instead of walking it (a tree under one big directory is shared too).
 class Scanner {
  public:
   Scanner(PackWriter* pack, git_index* index, RacyRule racy)
@@ -87,8 +94,21 @@ class Scanner {
   // Scans the entries of dirfd (part's path buffer holds its path, empty
   // for the root); subdirectories are walked recursively unless `subdirs`
   // is given, which then receives their names instead.
-  Status walk(ScanPart& part, int dirfd, size_t depth, std::vector<std::string>* subdirs);
-  Status walk_subdir(ScanPart& part, int dirfd, const char* name, size_t depth);
+  Status walk(ScanPart& part, const std::shared_ptr<DirFd>& dir, size_t depth,
+              std::vector<std::string>* subdirs);
+  Status walk_subdir(ScanPart& part, const std::shared_ptr<DirFd>& parent, const char* name,
+                     size_t depth);
+  // A thread's loop: walks queued directories until none is left and no
+  // thread is walking (which could queue more).
+  void run(ScanPart& part);
+
+  // A directory waiting for a thread; `parent` stays open until it is taken.
+  struct Pending {
+    std::shared_ptr<DirFd> parent;
+    std::string name;
+    std::string path;
+    size_t depth;
+  };
 
   PackWriter* pack_;
   git_index* index_;
@@ -99,6 +119,12 @@ class Scanner {
   std::vector<const git_index_entry*> entries_;
   std::vector<uint8_t> seen_;
   size_t updated_ = 0;
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::vector<Pending> pending_;     // guarded by queue_mu_
+  int walking_ = 0;                  // threads walking a directory; guarded by queue_mu_
+  std::atomic<int> idle_{0};         // threads waiting for a directory
+  std::atomic<bool> failed_{false};  // a thread failed: the others stop early
 };
 
 }  // namespace weft::fs::internal

@@ -143,6 +143,11 @@ TEST_F(SnapshotWalk, NamesThatSortDifferentlyAsPathsAndTypeChanges) {
   put("ab/z", "z");
   put("\xC3\xA9t\xC3\xA9.txt", "utf-8 name");
   put("zz", "last");
+  // Beyond the first 8 bytes (the walk sorts by an 8-byte key first).
+  put("longname/in", "dir longname");
+  put("longname.txt", "file");
+  put("longname-x/in", "dir longname-x");
+  put("longnamf", "file");
   Tree t1 = read_tree(root_.path());
   auto s1 = fs->snapshot();
   ASSERT_TRUE(s1.ok()) << s1.status();
@@ -152,7 +157,9 @@ TEST_F(SnapshotWalk, NamesThatSortDifferentlyAsPathsAndTypeChanges) {
   stdfs::remove(at("a0"));
   put("a0/inner", "a0 is now a dir");  // file -> directory
   stdfs::remove_all(at("a-b"));        // a deleted directory in the middle
-  put("zz", "LAST");                   // same size, in place, right after the snapshot
+  stdfs::remove_all(at("longname"));
+  put("longname", "now a file");
+  put("zz", "LAST");  // same size, in place, right after the snapshot
   stdfs::permissions(at("a.txt"), stdfs::perms::owner_exec, stdfs::perm_options::add);
   stdfs::create_symlink("a.txt", at("ab/link"));
   Tree t2 = read_tree(root_.path());
@@ -201,6 +208,31 @@ TEST_F(SnapshotWalk, RestoreAFileWhereADirectoryOfLinksStands) {
   st = fs->restore(*s2);
   ASSERT_TRUE(st.ok()) << st;
   EXPECT_EQ(read_tree(root_.path()), (Tree{{"a/link", Leaf{true, false, "../elsewhere"}}}));
+}
+
+// Everything under one top-level directory: the two walk threads share its
+// subdirectories as they meet them (and TSan checks they do so safely).
+TEST_F(SnapshotWalk, OneBigDirectoryIsWalkedCompletely) {
+  auto fs = open();
+  for (int d = 0; d < 40; ++d) {
+    for (int f = 0; f < 8; ++f) {
+      put("src/m" + std::to_string(d) + "/sub/f" + std::to_string(f), std::to_string(d * f));
+    }
+  }
+  Tree t1 = read_tree(root_.path());
+  auto s1 = fs->snapshot();
+  ASSERT_TRUE(s1.ok()) << s1.status();
+  put("src/m7/sub/f3", "edited");
+  stdfs::remove_all(at("src/m20"));
+  put("src/m39/new", "new");
+  stdfs::remove(at("src/m0/sub/f0"));
+  Tree t2 = read_tree(root_.path());
+  auto s2 = fs->snapshot();
+  ASSERT_TRUE(s2.ok()) << s2.status();
+  ASSERT_TRUE(fs->restore(*s1).ok());
+  EXPECT_EQ(read_tree(root_.path()), t1);
+  ASSERT_TRUE(fs->restore(*s2).ok());
+  EXPECT_EQ(read_tree(root_.path()), t2);
 }
 
 // The Scanner alone, on a bare repository: what it re-hashes and removes.
@@ -264,7 +296,9 @@ TEST(ScannerTest, OnlyChangedFilesAreHashedAndVanishedOnesRemoved) {
 // Random edit sequences over a small set of names chosen to collide in
 // sort order; each snapshot must restore to exactly the tree it was taken of.
 RC_GTEST_PROP(SnapshotWalkProps, EverySnapshotRestoresItsTree, ()) {
-  static const char* kNames[] = {"a", "a-", "a.b", "a0", "b", "\xC3\xA9"};
+  // Names of 8 bytes and more share the walk's 8-byte sort keys.
+  static const char* kNames[] = {"a",        "a-",       "a.b",       "a0",        "b",
+                                 "\xC3\xA9", "longname", "longname-", "longname.b"};
   auto name = rc::gen::elementOf(std::vector<std::string>(std::begin(kNames), std::end(kNames)));
   auto path = rc::gen::mapcat(rc::gen::inRange(1, 4), [name](int depth) {
     return rc::gen::map(rc::gen::container<std::vector<std::string>>(depth, name),
