@@ -101,6 +101,10 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
   bool apply_state = !detached;
   if (apply_state && has_subscribers()) begin_events();
   std::vector<bool> done(cands.size(), false);
+  // One reallocation at most while appending (geometric, so that many small
+  // imports stay amortised O(1) per change).
+  if (const size_t need = changes.size() + cands.size(); need > changes.capacity())
+    changes.reserve(std::max(need, 2 * changes.capacity()));
   bool progress = true;
   while (progress && err.ok()) {
     progress = false;
