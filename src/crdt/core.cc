@@ -33,6 +33,10 @@ const Change* DocCore::find_change(PeerId p, Counter counter) const {
   auto pit = peer_index.find(p);
   if (pit == peer_index.end()) return nullptr;
   const auto& list = by_peer[pit->second];
+  if (list.empty()) return nullptr;
+  // Most lookups (deps of an appended change, local lamports) hit the peer's last change.
+  if (const Change& last = changes[list.back()]; counter >= last.counter)
+    return counter < last.end() ? &last : nullptr;
   auto it = std::upper_bound(list.begin(), list.end(), counter,
                              [&](Counter c, uint32_t ci) { return c < changes[ci].counter; });
   if (it == list.begin()) return nullptr;
