@@ -266,30 +266,43 @@ Status read_all(int fd, const std::string& what, int64_t max_bytes, std::string*
   return Status();
 }
 
+bool DeferredCloser::in_forked_child() const {
+  pid_t owner = owner_pid_.load(std::memory_order_acquire);
+  return owner != 0 && owner != ::getpid();
+}
+
 DeferredCloser::~DeferredCloser() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+  if (in_forked_child()) {  // the parent's thread and state: neither joinable nor destructible here
+    (void)thread_.release();
+    (void)state_.release();
+    return;
   }
-  work_cv_.notify_one();
-  if (thread_.joinable()) thread_.join();
-  for (int fd : queue_) ::close(fd);  // only when the thread never started
+  State& st = *state_;
+  {
+    std::lock_guard<std::mutex> lock(st.mu);
+    st.stop = true;
+  }
+  st.work_cv.notify_one();
+  if (thread_) thread_->join();
+  for (int fd : st.queue) ::close(fd);  // only when the thread never started
 }
 
 void DeferredCloser::close_later(UniqueFd fd) {
-  if (!fd.valid()) return;
+  if (!fd.valid() || in_forked_child()) return;  // `fd` closes as it goes out of scope
+  State& st = *state_;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!stop_ && queue_.size() < max_pending_) {
-      if (!thread_.joinable()) {
+    std::lock_guard<std::mutex> lock(st.mu);
+    if (!st.stop && st.queue.size() < max_pending_) {
+      if (!thread_) {
         try {
-          thread_ = std::thread([this] { run(); });
-        } catch (const std::system_error&) {
-          return;  // no thread: `fd` closes inline as it goes out of scope
+          thread_ = std::make_unique<std::thread>([this] { run(); });
+        } catch (const std::exception&) {  // std::system_error, std::bad_alloc
+          return;                          // no thread: `fd` closes inline as it goes out of scope
         }
+        owner_pid_.store(::getpid(), std::memory_order_release);
       }
-      queue_.push_back(fd.release());
-      work_cv_.notify_one();
+      st.queue.push_back(fd.release());
+      st.work_cv.notify_one();
       return;
     }
   }
@@ -297,30 +310,34 @@ void DeferredCloser::close_later(UniqueFd fd) {
 }
 
 void DeferredCloser::drain() {
-  std::unique_lock<std::mutex> lock(mu_);
-  idle_cv_.wait(lock, [&] { return !thread_.joinable() || (queue_.empty() && closing_ == 0); });
+  if (in_forked_child()) return;
+  State& st = *state_;
+  std::unique_lock<std::mutex> lock(st.mu);
+  st.idle_cv.wait(lock, [&] { return !thread_ || (st.queue.empty() && st.closing == 0); });
 }
 
 size_t DeferredCloser::closed_in_background() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return closed_;
+  if (in_forked_child()) return 0;
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->closed;
 }
 
 void DeferredCloser::run() {
+  State& st = *state_;
   std::vector<int> batch;
-  std::unique_lock<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(st.mu);
   for (;;) {
-    work_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stop_ and nothing left
-    batch.swap(queue_);
-    closing_ = batch.size();
+    st.work_cv.wait(lock, [&] { return st.stop || !st.queue.empty(); });
+    if (st.queue.empty()) return;  // stop and nothing left
+    batch.swap(st.queue);
+    st.closing = batch.size();
     lock.unlock();
     for (int fd : batch) ::close(fd);
     lock.lock();
-    closed_ += batch.size();
-    closing_ = 0;
+    st.closed += batch.size();
+    st.closing = 0;
     batch.clear();
-    if (queue_.empty()) idle_cv_.notify_all();
+    if (st.queue.empty()) st.idle_cv.notify_all();
   }
 }
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -57,7 +58,10 @@ class UniqueFd {
 // close waits for the I/O: ~1 ms for 1 MB, most of a write's time. Holding an
 // fd of the old target across the rename and closing it here moves that wait
 // off the caller's path; nothing of the old file stays visible in the tree.
-// The thread starts with the first deferred close. Thread-safe.
+// The thread starts with the first deferred close. Thread-safe. In a child
+// forked after the thread started (the thread and perhaps the lock stayed in
+// the parent), every call closes inline and the destructor leaves the parent's
+// thread object alone instead of hanging in a join.
 class DeferredCloser {
  public:
   // At most `max_pending` fds wait at once; beyond that close_later closes inline.
@@ -77,16 +81,25 @@ class DeferredCloser {
 
  private:
   void run();
+  // True in a process forked after the thread started.
+  bool in_forked_child() const;
+
+  // What the thread shares; on the heap so that a forked child can leave it
+  // alone (destroying a condition variable the parent's thread waits on hangs).
+  struct State {
+    std::mutex mu;
+    std::condition_variable work_cv;  // queue non-empty or stop
+    std::condition_variable idle_cv;  // queue empty and nothing being closed
+    std::vector<int> queue;
+    size_t closing = 0;  // fds taken off the queue and not yet closed
+    size_t closed = 0;
+    bool stop = false;
+  };
 
   const size_t max_pending_;
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_;  // queue_ non-empty or stop_
-  std::condition_variable idle_cv_;  // queue_ empty and nothing being closed
-  std::vector<int> queue_;
-  size_t closing_ = 0;  // fds taken off queue_ and not yet closed
-  size_t closed_ = 0;
-  bool stop_ = false;
-  std::thread thread_;
+  std::unique_ptr<State> state_ = std::make_unique<State>();
+  std::unique_ptr<std::thread> thread_;
+  std::atomic<pid_t> owner_pid_{0};  // the process the thread runs in; 0 before it starts
 };
 
 // Maps errno from an operation on `what` to a Status with an actionable message.

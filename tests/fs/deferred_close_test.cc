@@ -4,9 +4,13 @@
 // leak no fds. Run under TSan too (scripts/build.sh tsan weft_fs_tests).
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -89,6 +93,42 @@ TEST(DeferredCloser, DestructorClosesEverythingFromManyThreads) {
     EXPECT_LE(closer.closed_in_background(), pipes.size());
   }
   for (const Pipe& p : pipes) EXPECT_TRUE(p.writer_closed());
+}
+
+// A child forked after the thread started (Python multiprocessing does this)
+// closes inline and exits without hanging on the parent's thread.
+TEST(DeferredCloser, ForkedChildClosesInlineAndDoesNotHang) {
+  auto closer = std::make_unique<DeferredCloser>();
+  Pipe started;
+  closer->close_later(std::move(started.write_end));  // starts the thread
+  closer->drain();
+  Pipe in_child;
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int fd = in_child.write_end.get();
+    closer->close_later(std::move(in_child.write_end));
+    // Closed inline (no thread in this process; nothing else opens fds here).
+    bool closed = ::fcntl(fd, F_GETFD) == -1 && errno == EBADF;
+    closer->drain();
+    closer.reset();  // must not join the parent's thread
+    ::_exit(closed ? 0 : 1);
+  }
+  int status = -1;
+  for (int i = 0; i < 500 && ::waitpid(pid, &status, WNOHANG) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!WIFEXITED(status)) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    FAIL() << "the forked child hung";
+  }
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  // The parent's closer still works.
+  Pipe after;
+  closer->close_later(std::move(after.write_end));
+  closer->drain();
+  EXPECT_TRUE(after.writer_closed());
 }
 
 TEST(HostWriteDeferredClose, ConcurrentOverwritesKeepContentAndLeakNoFds) {
