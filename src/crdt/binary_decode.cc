@@ -158,7 +158,7 @@ Status ColumnReader::op(Op& op, PeerId author) {
           at += utf8_sequence_length(bytes[at]);
         }
       }
-      op.text.assign_utf8(text_.substr(0, at), n);
+      op.text.assign_utf8(text_.substr(0, at), n, core_.text_pool);
       text_.remove_prefix(at);
       expected_[run_cid_] = op.pos + static_cast<int32_t>(n);
       break;

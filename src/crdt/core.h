@@ -204,6 +204,10 @@ class DocCore {
   // state section loads into an empty doc without replaying its history.
   Result<ImportStatus> import_binary(std::string_view data);
 
+  // Long texts of decoded ops (see OpTextPool). Declared first: destroyed
+  // after every op that may point into it.
+  OpTextPool text_pool;
+
   PeerId peer;
   uint32_t self = 0;  // dense index of `peer`
   std::vector<PeerId> peer_ids;

@@ -49,7 +49,7 @@ OpText& OpText::operator=(const OpText& o) {
 
 OpText& OpText::operator=(OpText&& o) noexcept {
   if (this != &o) {
-    std::free(block());
+    release();
     bits_ = o.bits_;
     o.bits_ = 0;
   }
@@ -57,10 +57,11 @@ OpText& OpText::operator=(OpText&& o) noexcept {
 }
 
 void OpText::clear() {
-  if (Block* b = block()) {
+  Block* b = block();
+  if (b && b->cap) {
     b->units = b->bytes = 0;  // keep the block for what comes next
   } else {
-    bits_ = 0;
+    bits_ = 0;  // empty, inline, or in a pool
   }
 }
 
@@ -90,7 +91,7 @@ void OpText::append_bytes(const char* p, size_t n, size_t units) {
     char* nd = reinterpret_cast<char*>(nb + 1);
     std::memcpy(nd, data(), used);
     std::memcpy(nd + used, p, n);  // before freeing: p may point into the old block
-    std::free(b);
+    release();
     bits_ = reinterpret_cast<uintptr_t>(nb);
   } else {
     std::memmove(reinterpret_cast<char*>(b + 1) + used, p, n);
@@ -108,6 +109,35 @@ void OpText::assign(const uint32_t* cps, size_t n) {
 void OpText::assign_utf8(std::string_view utf8, size_t units) {
   clear();
   append_bytes(utf8.data(), utf8.size(), units);
+}
+
+void OpText::assign_utf8(std::string_view utf8, size_t units, OpTextPool& pool) {
+  if (utf8.size() <= kInlineMax) {
+    assign_utf8(utf8, units);
+    return;
+  }
+  release();
+  bits_ = reinterpret_cast<uintptr_t>(pool.add(utf8, units));
+}
+
+OpText::Block* OpTextPool::add(std::string_view utf8, size_t units) {
+  using Block = OpText::Block;
+  // Blocks stay 4-aligned (the header's alignment; the low bit tags inline texts).
+  const size_t need = (sizeof(Block) + utf8.size() + 3) & ~size_t{3};
+  if (need > left_) {
+    const size_t size = std::max<size_t>(need, 64 * 1024);
+    slabs_.emplace_back(new char[size]);  // not zeroed: every byte is written before use
+    next_ = slabs_.back().get();
+    left_ = size;
+  }
+  auto* b = reinterpret_cast<Block*>(next_);
+  b->units = static_cast<uint32_t>(units);
+  b->bytes = static_cast<uint32_t>(utf8.size());
+  b->cap = 0;
+  std::memcpy(b + 1, utf8.data(), utf8.size());
+  next_ += need;
+  left_ -= need;
+  return b;
 }
 
 void OpText::append(const uint32_t* cps, size_t n) {
@@ -171,7 +201,8 @@ OpText OpText::substr(size_t k) const {
 void OpText::truncate(size_t keep) {
   if (keep >= size()) return;
   const size_t at = byte_offset_of_unicode_unchecked(utf8(), keep);
-  if (Block* b = block()) {
+  Block* b = block();
+  if (b && b->cap) {
     b->bytes = static_cast<uint32_t>(at);
     b->units = static_cast<uint32_t>(keep);
     return;

@@ -45,6 +45,8 @@ inline bool is_all_ascii(std::string_view s) {
   return (high & 0x8080808080808080ULL) == 0;
 }
 
+class OpTextPool;
+
 // The code points of a text insert, stored as UTF-8 in 8 bytes: up to 7
 // bytes inline (a keystroke allocates nothing), longer texts in one heap
 // block that also holds the code point count. Code points must be Unicode
@@ -56,7 +58,7 @@ class OpText {
   OpText(OpText&& o) noexcept : bits_(o.bits_) { o.bits_ = 0; }
   OpText& operator=(const OpText& o);
   OpText& operator=(OpText&& o) noexcept;
-  ~OpText() { std::free(block()); }
+  ~OpText() { release(); }
 
   // Number of code points.
   size_t size() const { return is_inline() ? (bits_ >> 1) & 7 : bits_ ? block()->units : 0; }
@@ -67,6 +69,10 @@ class OpText {
   void assign(const uint32_t* cps, size_t n);
   // Replaces the contents by valid UTF-8 `utf8` holding `units` code points.
   void assign_utf8(std::string_view utf8, size_t units);
+  // Same, but a text too long to be inline is written into `pool` (no heap
+  // block of its own). REQUIRES: `pool` outlives this text and its moves
+  // (copies and edits make a heap block of their own).
+  void assign_utf8(std::string_view utf8, size_t units, OpTextPool& pool);
   void append(const uint32_t* cps, size_t n);
   void append(const OpText& o);
   void push_back(char32_t cp);
@@ -84,12 +90,18 @@ class OpText {
  private:
   static_assert(std::endian::native == std::endian::little, "inline texts use the low byte");
   static constexpr size_t kInlineMax = 7;
-  // A heap block: this header, then `cap` bytes of UTF-8.
+  friend class OpTextPool;
+  // A block: this header, then `cap` bytes of UTF-8; cap == 0 marks a block
+  // in an OpTextPool (read-only, never freed by the text).
   struct Block {
     uint32_t units;
     uint32_t bytes;
     uint32_t cap;
   };
+  void release() {
+    Block* b = block();
+    if (b && b->cap) std::free(b);
+  }
   // bits_ is 0 (empty), a Block* (malloc aligns it: low bit 0), or inline:
   // low byte 1 | units << 1 | bytes << 4, then the bytes in memory order.
   bool is_inline() const { return bits_ & 1; }
@@ -105,6 +117,23 @@ class OpText {
   // point into this text.
   void append_bytes(const char* p, size_t n, size_t units);
   uintptr_t bits_ = 0;
+};
+
+// Storage for the long texts of decoded ops: one allocation per 64 KiB
+// instead of one per op. A DocCore keeps its pools for its whole life.
+class OpTextPool {
+ public:
+  OpTextPool() = default;
+  OpTextPool(const OpTextPool&) = delete;
+  OpTextPool& operator=(const OpTextPool&) = delete;
+
+ private:
+  friend class OpText;
+  // A read-only block holding `utf8` (> 7 bytes) in the pool.
+  OpText::Block* add(std::string_view utf8, size_t units);
+  std::vector<std::unique_ptr<char[]>> slabs_;
+  size_t left_ = 0;  // free bytes at the end of the last slab
+  char* next_ = nullptr;
 };
 
 // The payload of list inserts, map / mark ops and counter ops.

@@ -81,6 +81,36 @@ TEST(OpText, ShortTextsStayInlineAndGrowIntoABlock) {
   EXPECT_TRUE(copy.empty());
 }
 
+TEST(OpText, PooledTextsCopyOutOnWrite) {
+  OpTextPool pool;
+  const std::string long_text = "pooled text \xc3\xa9";  // 14 code points, 15 bytes
+  OpText a;
+  a.assign_utf8(long_text, 14, pool);
+  OpText b;
+  b.assign_utf8("short", 5, pool);  // fits inline
+  EXPECT_EQ(a.utf8(), long_text);
+  EXPECT_EQ(a.size(), 14u);
+  EXPECT_EQ(b.utf8(), "short");
+  OpText copy = a;
+  const auto tail = cps_of(U"!");
+  a.append(tail.data(), 1);  // a gets a heap block; the pooled bytes stay
+  EXPECT_EQ(a.utf8(), long_text + "!");
+  EXPECT_EQ(copy.utf8(), long_text);
+  OpText cut;
+  cut.assign_utf8(long_text, 14, pool);
+  cut.truncate(6);
+  EXPECT_EQ(cut.utf8(), "pooled");
+  OpText again;
+  again.assign_utf8(long_text, 14, pool);
+  EXPECT_EQ(again.utf8(), long_text);  // the truncate did not touch the pool
+  OpText moved = std::move(again);
+  EXPECT_EQ(moved.size(), 14u);
+  std::string big(100000, 'x');  // larger than a slab
+  OpText huge;
+  huge.assign_utf8(big, big.size(), pool);
+  EXPECT_EQ(huge.utf8(), big);
+}
+
 RC_GTEST_PROP(OpText, MatchesU32stringModel, ()) {
   const auto pieces = *rc::gen::container<std::vector<std::u32string>>(gen_text());
   OpText t;
