@@ -163,8 +163,15 @@ void OpText::append(const uint32_t* cps, size_t n) {
     big.resize(4 * n);
     out = big.data();
   }
+  uint32_t high = 0;
+  for (size_t k = 0; k < n; ++k) high |= cps[k];
   size_t w = 0;
-  for (size_t k = 0; k < n; ++k) w += put_utf8(out + w, cps[k]);
+  if (high < 0x80) {
+    for (size_t k = 0; k < n; ++k) out[k] = static_cast<char>(cps[k]);
+    w = n;
+  } else {
+    for (size_t k = 0; k < n; ++k) w += put_utf8(out + w, cps[k]);
+  }
   append_bytes(out, w, n);
 }
 

@@ -15,11 +15,6 @@ constexpr size_t kChunkMax = 256;
 
 }  // namespace
 
-size_t PlainSeq::u8_of(uint32_t c) const {
-  if (!is_text_ || c < 0x80) return 1;
-  return c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
-}
-
 void PlainSeq::seek(int kind, size_t n) const {
   Prefix& p = cache_;
   if (p.ci > chunks_.size()) p = Prefix();
@@ -56,10 +51,15 @@ Status PlainSeq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint
   Chunk& c = chunks_[ci];
   c.contents.insert(c.contents.begin() + off, contents, contents + n);
   insert_ids(c.runs, c.contents.size() - n, off, peer, counter, static_cast<uint32_t>(n));
-  size_t u16 = 0, u8 = 0;
-  for (size_t k = 0; k < n; ++k) {
-    u16 += u16_of(contents[k]);
-    u8 += u8_of(contents[k]);
+  uint32_t high = 0;
+  for (size_t k = 0; k < n; ++k) high |= contents[k];
+  size_t u16 = n, u8 = n;  // ASCII (or list indexes below 0x80): one of each per unit
+  if (high >= 0x80) {
+    u16 = u8 = 0;
+    for (size_t k = 0; k < n; ++k) {
+      u16 += u16_of(contents[k]);
+      u8 += u8_of(contents[k]);
+    }
   }
   c.u16 += u16;
   c.u8 += u8;

@@ -76,7 +76,10 @@ class PlainSeq {
     size_t n = 0, u16 = 0, u8 = 0;
   };
   size_t u16_of(uint32_t c) const { return is_text_ && c > 0xFFFF ? 2 : 1; }
-  size_t u8_of(uint32_t c) const;
+  size_t u8_of(uint32_t c) const {
+    if (!is_text_ || c < 0x80) return 1;
+    return c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+  }
   static size_t chunk_count(const Chunk& c, int kind) {
     return kind == 0 ? c.contents.size() : kind == 1 ? c.u16 : c.u8;
   }
