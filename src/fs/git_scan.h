@@ -92,8 +92,9 @@ class Scanner {
   // skipped): re-hashed into the pack only when its stat changed.
   Status add(ScanPart& part, int dirfd, const char* name, const struct stat& st);
   // Scans the entries of dirfd (part's path buffer holds its path, empty
-  // for the root); subdirectories are walked recursively unless `subdirs`
-  // is given, which then receives their names instead.
+  // for the root); subdirectories are walked recursively (or queued when
+  // the other thread waits for work) unless `subdirs` is given, which then
+  // receives their names instead.
   Status walk(ScanPart& part, const std::shared_ptr<DirFd>& dir, size_t depth,
               std::vector<std::string>* subdirs);
   Status walk_subdir(ScanPart& part, const std::shared_ptr<DirFd>& parent, const char* name,
