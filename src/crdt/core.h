@@ -182,10 +182,13 @@ class DocCore {
   // REQUIRES: cs is container_state(*state, idx).
   Status local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos, const uint32_t* cps,
                            size_t n);
-  // Same for deleting the one unit at `pos` of a plain Text / List with known
-  // ids (forward-delete and backspace runs extend in place).
-  // REQUIRES: cs.plain && cs.plain->ids_known(), pos < units().
-  Status local_delete_one(uint32_t idx, ContainerState& cs, int32_t pos);
+  // Same for deleting units [pos, pos + n) of a plain Text / List with known
+  // ids, whose ids are (id_peer, id_counter + k) (forward-delete and
+  // backspace runs extend in place).
+  // REQUIRES: cs.plain && cs.plain->ids_known(), n >= 1, pos + n <= units(),
+  // and those ids (see PlainSeq::id_at).
+  Status local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, int32_t n,
+                          uint32_t id_peer, int32_t id_counter);
   Status check_editable(uint32_t container) const;
   bool txn_open() const { return !txn_ops.empty(); }
 

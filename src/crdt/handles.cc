@@ -169,8 +169,15 @@ Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
     to = b.units;
   }
   if (len == 0) return Status();
-  if (to == from + 1 && cs.plain && cs.plain->ids_known()) {
-    return finish(*core_, core_->local_delete_one(idx, cs, static_cast<int32_t>(from)));
+  if (cs.plain && cs.plain->ids_known() && to > from && to - from <= INT32_MAX) {
+    // The common case: the range's ids are one run (no run list, no generic op).
+    uint32_t id_peer = 0;
+    int32_t id_counter = 0;
+    if (cs.plain->id_at(from, &id_peer, &id_counter) >= to - from) {
+      return finish(*core_,
+                    core_->local_delete_run(idx, cs, static_cast<int32_t>(from),
+                                            static_cast<int32_t>(to - from), id_peer, id_counter));
+    }
   }
   return finish(*core_, delete_units(*core_, idx, from, to));
 }

@@ -235,17 +235,18 @@ Result<Seq::Boundary> PlainSeq::locate(size_t n, int kind) const {
   return internal_error("plain sequence counts are inconsistent");
 }
 
-void PlainSeq::id_at(size_t pos, uint32_t* peer, int32_t* counter) const {
+size_t PlainSeq::id_at(size_t pos, uint32_t* peer, int32_t* counter) const {
   seek(0, pos + 1);
   size_t off = pos - cache_.n;
   for (const IdRun& r : chunks_[cache_.ci].runs) {
     if (off < r.len) {
       *peer = r.peer;
       *counter = r.counter + static_cast<int32_t>(off);
-      return;
+      return r.len - off;
     }
     off -= r.len;
   }
+  return 0;  // unreachable when pos < visible_units()
 }
 
 std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {

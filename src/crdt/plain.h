@@ -44,8 +44,10 @@ class PlainSeq {
   // Same contract as Seq::unit_runs. REQUIRES: ids_known().
   std::vector<Seq::Run> unit_runs(size_t from, size_t to) const;
   // The id (dense peer, counter) of visible unit `pos`, without building a
-  // run list (the keystroke path). REQUIRES: pos < visible_units(), ids_known().
-  void id_at(size_t pos, uint32_t* peer, int32_t* counter) const;
+  // run list (the keystroke path). Returns how many units from `pos` on carry
+  // consecutive ids within its chunk (>= 1).
+  // REQUIRES: pos < visible_units(), ids_known().
+  size_t id_at(size_t pos, uint32_t* peer, int32_t* counter) const;
 
   // Replaces a text's contents by valid UTF-8 `utf8` with unknown ids (a
   // snapshot's state section): one pass, chunks filled directly.

@@ -252,27 +252,25 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
   return Status();
 }
 
-Status DocCore::local_delete_one(uint32_t idx, ContainerState& cs, int32_t pos) {
-  uint32_t id_peer = 0;
-  int32_t id_counter = 0;
-  cs.plain->id_at(static_cast<size_t>(pos), &id_peer, &id_counter);
+Status DocCore::local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, int32_t n,
+                                 uint32_t id_peer, int32_t id_counter) {
   const ID start{peer_ids[id_peer], id_counter};
   open_txn();
   const Counter counter = txn_start + txn_len;
   if (gathering) touch(idx);
-  Status st = cs.plain->erase(static_cast<uint32_t>(pos), 1);
+  Status st = cs.plain->erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n));
   if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
-  advance_vv(*state, self, counter + 1);
-  txn_len += 1;
+  advance_vv(*state, self, counter + n);
+  txn_len += n;
   if (!txn_ops.empty()) {
     Op& last = txn_ops.back();
     if (last.kind == OpKind::kSeqDelete && last.container == idx &&
-        extend_delete(last, pos, 1, start)) {
+        extend_delete(last, pos, n, start)) {
       return Status();
     }
   }
   Op& op = new_txn_op(txn_ops, OpKind::kSeqDelete, idx, counter, pos);
-  op.len = 1;
+  op.len = n;
   op.start_id = start;
   return Status();
 }

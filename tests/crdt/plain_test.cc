@@ -113,9 +113,15 @@ TEST(PlainSeqTest, MatchesAModelUnderRandomEdits) {
       const size_t at = *rc::gen::inRange<size_t>(0, model.size());
       uint32_t peer = 0;
       int32_t counter = 0;
-      seq.id_at(at, &peer, &counter);
+      const size_t run = seq.id_at(at, &peer, &counter);
       RC_ASSERT(peer == ids[at].first);
       RC_ASSERT(counter == ids[at].second);
+      RC_ASSERT(run >= 1u);
+      RC_ASSERT(at + run <= model.size());
+      for (size_t k = 1; k < run; ++k) {
+        RC_ASSERT(ids[at + k].first == peer);
+        RC_ASSERT(ids[at + k].second == counter + static_cast<int32_t>(k));
+      }
     }
   });
 }
