@@ -126,7 +126,14 @@ bool Frontiers::contains(const ID& id) const {
   return std::binary_search(ids_.begin(), ids_.end(), id);
 }
 
-void Frontiers::assign(const ID& id) { ids_.assign(1, id); }
+void Frontiers::assign(const ID& id) {
+  // A local commit replaces a one-ID frontier by another: overwrite in place.
+  if (ids_.size() == 1) {
+    ids_[0] = id;
+    return;
+  }
+  ids_.assign(1, id);
+}
 
 void Frontiers::push(const ID& id) {
   auto it = std::lower_bound(ids_.begin(), ids_.end(), id);

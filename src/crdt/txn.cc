@@ -1,6 +1,7 @@
 // Import of decoded changes, local ops and commits (see core.h).
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "crdt/core.h"
 
@@ -303,14 +304,17 @@ Status DocCore::commit(const CommitOptions& options) {
       if (const Change* dc = find_change(d.peer, d.counter)) ts = std::max(ts, dc->timestamp);
     }
   }
-  CommitRecord record;
+  // Built only for hooks (the UndoManager): a keystroke commit without any
+  // pays for no record.
+  std::unique_ptr<CommitRecord> record;
   if (!commit_hooks.empty()) {
-    record.peer = peer;
-    record.start = start;
-    record.end = start + len;
-    record.origin = options.origin;
-    record.ops = txn_ops;
-    record.map_prev = std::move(txn_map_prev);
+    record = std::make_unique<CommitRecord>();
+    record->peer = peer;
+    record->start = start;
+    record->end = start + len;
+    record->origin = options.origin;
+    record->ops = txn_ops;
+    record->map_prev = std::move(txn_map_prev);
   }
   txn_map_prev.clear();
   txn_len = 0;
@@ -349,8 +353,10 @@ Status DocCore::commit(const CommitOptions& options) {
     end_events(EventTrigger::kLocal, options.origin, options.message, txn_deps);
   }
   if (!commit_hooks.empty()) {
+    // A hook added by an event callback during this commit sees an empty record.
+    if (!record) record = std::make_unique<CommitRecord>();
     auto hooks = commit_hooks;
-    for (auto& [id, hook] : hooks) hook(record);
+    for (auto& [id, hook] : hooks) hook(*record);
   }
   if (!local_update_subscribers.empty()) {
     std::string bytes = export_binary(before, false);
