@@ -187,7 +187,11 @@ void DocCore::open_txn() {
   if (!txn_ops.empty()) return;
   txn_start = oplog_vv.get(self);
   txn_len = 0;
-  txn_deps = state_frontiers;
+  // After a local commit the state frontier is one ID: no vector copy.
+  if (state_frontiers.size() == 1)
+    txn_deps.assign(state_frontiers.ids()[0]);
+  else
+    txn_deps = state_frontiers;
   if (has_subscribers()) begin_events();
 }
 
