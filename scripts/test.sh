@@ -54,17 +54,38 @@ fi
 if has_stage fuzz; then
   step "fuzz smoke run"
   secs="${WEFT_FUZZ_SECONDS:-10}"
-  shopt -s nullglob
-  for fuzzer in build/asan/fuzz/*_fuzz; do
+  # Runs one fuzz target on a fresh corpus (plus its committed seeds) and
+  # prints its summary in one piece; returns the fuzzer's status.
+  run_fuzzer() {
+    local fuzzer="$1" name corpus rc=0 seeds=()
     name="$(basename "$fuzzer")"
     corpus="$(mktemp -d)"
-    seeds=()
     [ -d "fuzz/corpus/$name" ] && seeds=("fuzz/corpus/$name")
-    echo "--- $name (${secs}s)"
     ASAN_OPTIONS=detect_leaks=1 "$fuzzer" -max_total_time="$secs" -print_final_stats=0 \
-      -rss_limit_mb=2048 -timeout=10 "$corpus" "${seeds[@]}" 2>&1 | tail -n 2
-    rm -rf "$corpus"
+      -rss_limit_mb=2048 -timeout=10 "$corpus" "${seeds[@]}" >"$corpus.log" 2>&1 || rc=$?
+    local lines=2
+    [ "$rc" -eq 0 ] || lines=60
+    printf -- '--- %s (%ss, exit %s)\n%s\n' "$name" "$secs" "$rc" "$(tail -n "$lines" "$corpus.log")"
+    rm -rf "$corpus" "$corpus.log"
+    return "$rc"
+  }
+  # One target per core at a time: the smoke run's wall time is secs × targets / cores.
+  shopt -s nullglob
+  pids=()
+  fuzz_failed=0
+  for fuzzer in build/asan/fuzz/*_fuzz; do
+    run_fuzzer "$fuzzer" &
+    pids+=("$!")
+    if [ "${#pids[@]}" -ge "$jobs" ]; then
+      wait "${pids[0]}" || fuzz_failed=1
+      pids=("${pids[@]:1}")
+    fi
   done
+  for pid in "${pids[@]}"; do wait "$pid" || fuzz_failed=1; done
+  if [ "$fuzz_failed" -ne 0 ]; then
+    echo "a fuzz target failed: its output is above" >&2
+    exit 1
+  fi
 fi
 
 if has_stage python && [ -d tests/python ]; then
