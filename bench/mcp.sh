@@ -2,7 +2,9 @@
 # MCP server benchmark (run by `scripts/bench.sh mcp --json`):
 #  - over stdio with the official SDK client, weft mcp vs
 #    @modelcontextprotocol/server-filesystem in the same run: calls/s of
-#    fs_read / read_text_file and fs_edit / edit_file on a 100 KB file;
+#    fs_read / read_text_file and fs_edit / edit_file on a 100 KB file, and
+#    the client ceiling for the read (bench/peers/canned_server.mjs replaying
+#    weft's recorded result bytes: what the SDK client alone can do);
 #  - fs_grep on a 20,000-file tree vs ripgrep (rg -l);
 #  - fs_edit of a 1 MB file inside the server (bench/mcp_edit_bench.cc).
 # Prints one JSON object. Needs node, bench/peers/node_modules (npm ci) and rg.

@@ -14,8 +14,11 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 const here = path.dirname(fileURLToPath(import.meta.url));
 const weft = process.argv[2];
 const quick = process.argv.includes('--quick');
-const READS = quick ? 200 : 1000;
-const EDITS = quick ? 100 : 400;
+const ROUNDS = quick ? 3 : 5;  // alternating rounds per measurement
+const READS = quick ? 200 : 3000;  // in all rounds, per server
+const EDITS = quick ? 100 : 1000;
+const WARM_MS = quick ? 200 : 1000;  // warm-up per server, at least
+const WARM_CALLS = quick ? 20 : 200;
 const CONCURRENCY = 8;
 const GREP_FILES = 20_000;
 
@@ -59,24 +62,42 @@ async function measured(client, total, concurrency, fn) {
   };
 }
 
-// Alternates weft and the peer for `rounds` rounds (after a warm-up of both, so
-// neither pays the client's JIT warm-up) and reports the median of each.
-async function paired(rounds, total, concurrency, weftCall, peerCall, weftClient, peerClient) {
-  const warm = 2 * Math.max(10, Math.ceil(total / 20));  // even: edits toggle back
-  await throughput(warm, concurrency, weftCall);
-  await throughput(warm, concurrency, peerCall);
-  const w = [];
-  const p = [];
+// Brings the client (one process drives every server) to steady state: V8's
+// JIT and the buffers of the SDK's read path keep improving over the first
+// ~3,000 calls, so each side is called for at least WARM_MS and `minCalls`
+// calls, in even-sized batches (edits toggle back).
+async function warmUp(minCalls, concurrency, fn) {
+  const start = process.hrtime.bigint();
+  let done = 0;
+  const batch = 2 * Math.max(10, Math.ceil(minCalls / 20));
+  while (done < minCalls || Number(process.hrtime.bigint() - start) / 1e6 < WARM_MS) {
+    await throughput(batch, concurrency, fn);
+    done += batch;
+  }
+}
+
+// Alternates the sides ({name, call, client}: weft, the peer, optional others)
+// for `rounds` rounds after warming each up (so none pays the client's JIT
+// warm-up) and reports the median of each; `ratio` is weft / peer.
+async function paired(rounds, total, concurrency, sides, warmCalls) {
+  for (const side of sides) await warmUp(warmCalls, concurrency, side.call);
+  const runs = sides.map(() => []);
   for (let r = 0; r < rounds; ++r) {
-    w.push(await measured(weftClient, total, concurrency, weftCall));
-    p.push(await measured(peerClient, total, concurrency, peerCall));
+    for (let s = 0; s < sides.length; ++s) {
+      runs[s].push(await measured(sides[s].client, total, concurrency, sides[s].call));
+    }
   }
   const med = (xs, k) => median(xs.map((x) => x[k]));
   const cpu = (xs) => ({ client: +med(xs, 'client_cpu_ms').toFixed(3), server: +med(xs, 'server_cpu_ms').toFixed(3) });
-  const out = { weft: med(w, 'rate'), server_filesystem: med(p, 'rate') };
+  const out = {};
+  for (let s = 0; s < sides.length; ++s) out[sides[s].name] = med(runs[s], 'rate');
   out.ratio = +(out.weft / out.server_filesystem).toFixed(2);
-  out.rounds = { weft: w.map((x) => x.rate), server_filesystem: p.map((x) => x.rate) };
-  out.cpu_ms_per_call = { weft: cpu(w), server_filesystem: cpu(p) };
+  out.rounds = {};
+  out.cpu_ms_per_call = {};
+  for (let s = 0; s < sides.length; ++s) {
+    out.rounds[sides[s].name] = runs[s].map((x) => x.rate);
+    out.cpu_ms_per_call[sides[s].name] = cpu(runs[s]);
+  }
   return out;
 }
 
@@ -106,43 +127,75 @@ async function timeMs(fn) {
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
+// The exact bytes weft answers `call` ({name, arguments}) with, after its
+// leading `{"id":<id>,`: what the canned server replays.
+function recordWeftResponse(dir, env, call) {
+  const messages = [
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'weft-bench', version: '1.0.0' } } },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: call },
+  ];
+  const res = spawnSync(weft, ['mcp', '--root', dir], {
+    input: messages.map((m) => JSON.stringify(m) + '\n').join(''), env: { ...process.env, ...env },
+    maxBuffer: 64 << 20,
+  });
+  const prefix = '{"id":2,';
+  const line = res.stdout.toString('utf8').split('\n').find((l) => l.startsWith(prefix));
+  if (!line || JSON.parse(line).result?.isError) throw new Error(`weft gave no result for ${JSON.stringify(call)}`);
+  return line.slice(prefix.length);
+}
+
 async function benchPair(dir) {
   const file = path.join(dir, 'file100k.txt');
   fs.writeFileSync(file, makeText(100 * 1024));
-  const weftClient = await connect(weft, ['mcp', '--root', dir], { XDG_STATE_HOME: path.join(dir, '..', 'state') });
+  const weftEnv = { XDG_STATE_HOME: path.join(dir, '..', 'state') };
+  const weftRead = { name: 'fs_read', arguments: { path: 'file100k.txt', limit: 100000 } };
+  const canned = path.join(dir, '..', 'canned_read.json');
+  fs.writeFileSync(canned, recordWeftResponse(dir, weftEnv, weftRead));
+  const weftClient = await connect(weft, ['mcp', '--root', dir], weftEnv);
   const peerClient = await connect(process.execPath,
     [path.join(here, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js'), dir]);
+  const cannedClient = await connect(process.execPath, [path.join(here, 'canned_server.mjs'), canned]);
   const out = {};
   try {
-    // 3 alternating rounds each; same calls, same file, same client.
-    const ROUNDS = 3;
-    out.read_100k_calls_per_s = await paired(ROUNDS, Math.ceil(READS / ROUNDS), CONCURRENCY,
-      () => weftClient.callTool({ name: 'fs_read', arguments: { path: 'file100k.txt', limit: 100000 } }),
-      () => peerClient.callTool({ name: 'read_text_file', arguments: { path: file } }),
-      weftClient, peerClient);
+    // Alternating rounds; same calls, same file, same client. The third side is
+    // the client ceiling: a server replaying weft's bytes at no cost.
+    const reads = [
+      { name: 'weft', client: weftClient, call: () => weftClient.callTool(weftRead) },
+      { name: 'server_filesystem', client: peerClient,
+        call: () => peerClient.callTool({ name: 'read_text_file', arguments: { path: file } }) },
+      { name: 'client_ceiling', client: cannedClient, call: () => cannedClient.callTool(weftRead) },
+    ];
+    out.read_100k_calls_per_s = await paired(ROUNDS, Math.ceil(READS / ROUNDS), CONCURRENCY, reads, WARM_CALLS);
+    const r = out.read_100k_calls_per_s;
+    r.client_ceiling_ratio = +(r.client_ceiling / r.server_filesystem).toFixed(2);
+    r.weft_of_ceiling = +(r.weft / r.client_ceiling).toFixed(2);
     // The client's floor: a call whose request and result are tiny (ping), so
     // its cost is the client's and the transport's, not the servers'.
-    out.ping_calls_per_s = await paired(ROUNDS, Math.ceil(READS / ROUNDS), CONCURRENCY,
-      () => weftClient.ping(), () => peerClient.ping(), weftClient, peerClient);
+    out.ping_calls_per_s = await paired(ROUNDS, Math.ceil(READS / ROUNDS), CONCURRENCY, [
+      { name: 'weft', client: weftClient, call: () => weftClient.ping() },
+      { name: 'server_filesystem', client: peerClient, call: () => peerClient.ping() },
+    ], WARM_CALLS);
     // Edits toggle a unique marker, one at a time (each depends on the previous);
     // an even count per round leaves the marker as it was for the other server.
     const perRound = 2 * Math.ceil(EDITS / ROUNDS / 2);
     const toggle = (i) => [`MARKER_${i % 2}`, `MARKER_${(i + 1) % 2}`];
     let wi = 0;
     let pi = 0;
-    out.edit_100k_calls_per_s = await paired(ROUNDS, perRound, 1,
-      () => {
+    out.edit_100k_calls_per_s = await paired(ROUNDS, perRound, 1, [
+      { name: 'weft', client: weftClient, call: () => {
         const [a, b] = toggle(wi++);
         return weftClient.callTool({ name: 'fs_edit', arguments: { path: 'file100k.txt', edits: [{ old_string: a, new_string: b }] } });
-      },
-      () => {
+      } },
+      { name: 'server_filesystem', client: peerClient, call: () => {
         const [a, b] = toggle(pi++);
         return peerClient.callTool({ name: 'edit_file', arguments: { path: file, edits: [{ oldText: a, newText: b }] } });
-      },
-      weftClient, peerClient);
+      } },
+    ], WARM_CALLS);
   } finally {
     await weftClient.close();
     await peerClient.close();
+    await cannedClient.close();
   }
   return out;
 }
