@@ -3,96 +3,222 @@
 
 #include <algorithm>
 
-#include "crdt/op.h"
 #include "weft/base/utf.h"
 
 namespace weft::crdt::detail {
 namespace {
 
-// Chunks split above kChunkMax units into pieces of kChunkMax / 2: inserts
-// move at most a few KiB, and a cursor walk skips a chunk per step.
-constexpr size_t kChunkMax = 256;
+// A Text chunk splits above kTextChunkMax bytes into pieces of half of it,
+// a List chunk above kListChunkMax units (4 bytes each): an insert moves at
+// most a few hundred bytes, and a cursor walk skips a chunk per step.
+constexpr size_t kTextChunkMax = 512;
+constexpr size_t kListChunkMax = 256;
+
+bool is_continuation_byte(char b) { return (static_cast<unsigned char>(b) & 0xC0) == 0x80; }
+
+// Scalar values in valid UTF-8 s[0, m), and how many of them take two UTF-16
+// units (4-byte sequences). One branch-free pass the compiler vectorises.
+size_t count_units(const char* s, size_t m, size_t* astral) {
+  size_t cont = 0, four = 0;
+  for (size_t i = 0; i < m; ++i) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    cont += (b & 0xC0) == 0x80;
+    four += b >= 0xF0;
+  }
+  *astral = four;
+  return m - cont;
+}
+
+Status past_the_end(size_t pos, size_t total) {
+  return out_of_range("position " + std::to_string(pos) + " is past the end (" +
+                      std::to_string(total) + ")");
+}
 
 }  // namespace
+
+size_t PlainSeq::chunk_max() const { return is_text_ ? kTextChunkMax : kListChunkMax; }
+
+size_t PlainSeq::offset_of(const Chunk& c, size_t off) const {
+  if (c.u8 == c.n) return off;  // a List, or all-ASCII text
+  return byte_offset_of_unicode_unchecked(c.text, off);
+}
+
+void PlainSeq::clear() {
+  for (Chunk* c : chunks_) delete c;
+  chunks_.clear();
+  cache_ = Prefix();
+  total_n_ = total_u16_ = total_u8_ = 0;
+}
 
 void PlainSeq::seek(int kind, size_t n) const {
   Prefix& p = cache_;
   if (p.ci > chunks_.size()) p = Prefix();
   while (p.ci > 0 && prefix_count(p, kind) >= n) {
-    const Chunk& c = chunks_[--p.ci];
-    p.n -= c.contents.size();
+    const Chunk& c = *chunks_[--p.ci];
+    p.n -= c.n;
     p.u16 -= c.u16;
     p.u8 -= c.u8;
   }
-  while (p.ci < chunks_.size() && prefix_count(p, kind) + chunk_count(chunks_[p.ci], kind) < n) {
-    const Chunk& c = chunks_[p.ci++];
-    p.n += c.contents.size();
+  while (p.ci < chunks_.size() && prefix_count(p, kind) + chunk_count(*chunks_[p.ci], kind) < n) {
+    const Chunk& c = *chunks_[p.ci++];
+    p.n += c.n;
     p.u16 += c.u16;
     p.u8 += c.u8;
   }
 }
 
-Status PlainSeq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint32_t* contents,
-                        size_t n) {
-  if (pos > total_n_) {
-    return out_of_range("position " + std::to_string(pos) + " is past the end (" +
-                        std::to_string(total_n_) + ")");
-  }
-  if (n == 0) return Status();
-  if (chunks_.empty()) chunks_.emplace_back();
-  size_t off = 0;
+PlainSeq::Chunk& PlainSeq::chunk_for_insert(uint32_t pos, size_t* off) {
+  if (chunks_.empty()) chunks_.push_back(new Chunk());
   if (pos == 0) {
     cache_ = Prefix();
+    *off = 0;
   } else {
     seek(0, pos);
-    off = pos - cache_.n;
+    *off = pos - cache_.n;
   }
-  const uint32_t ci = cache_.ci;
-  Chunk& c = chunks_[ci];
-  c.contents.insert(c.contents.begin() + off, contents, contents + n);
-  insert_ids(c.runs, c.contents.size() - n, off, peer, counter, static_cast<uint32_t>(n));
+  return *chunks_[cache_.ci];
+}
+
+Status PlainSeq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint32_t* contents,
+                        size_t n) {
+  if (pos > total_n_) return past_the_end(pos, total_n_);
+  if (n == 0) return Status();
+  size_t off = 0;
+  if (!is_text_) {
+    chunk_for_insert(pos, &off);
+    insert_at(cache_.ci, off, peer, counter, nullptr, 0, contents, n, n);
+    return Status();
+  }
   uint32_t high = 0;
   for (size_t k = 0; k < n; ++k) high |= contents[k];
-  size_t u16 = n, u8 = n;  // ASCII (or list indexes below 0x80): one of each per unit
-  if (high >= 0x80) {
-    u16 = u8 = 0;
-    for (size_t k = 0; k < n; ++k) {
-      u16 += u16_of(contents[k]);
-      u8 += u8_of(contents[k]);
-    }
+  if (high < 0x80 && n <= 64) {  // typing: a few ASCII characters
+    char bytes[64];
+    for (size_t k = 0; k < n; ++k) bytes[k] = static_cast<char>(contents[k]);
+    return insert_utf8(peer, counter, pos, std::string_view(bytes, n), n);
   }
-  c.u16 += u16;
-  c.u8 += u8;
+  std::string utf8;
+  utf8.reserve(high < 0x80 ? n : 4 * n);
+  for (size_t k = 0; k < n; ++k) append_utf8(utf8, static_cast<char32_t>(contents[k]));
+  return insert_utf8(peer, counter, pos, utf8, n);
+}
+
+Status PlainSeq::insert_utf8(uint32_t peer, int32_t counter, uint32_t pos, std::string_view utf8,
+                             size_t n) {
+  if (pos > total_n_) return past_the_end(pos, total_n_);
+  if (n == 0) return Status();
+  size_t u16 = n;
+  if (utf8.size() != n) {
+    size_t astral = 0;
+    count_units(utf8.data(), utf8.size(), &astral);
+    u16 += astral;
+  }
+  size_t off = 0;
+  chunk_for_insert(pos, &off);
+  insert_at(cache_.ci, off, peer, counter, utf8.data(), utf8.size(), nullptr, n, u16);
+  return Status();
+}
+
+void PlainSeq::insert_at(uint32_t ci, size_t off, uint32_t peer, int32_t counter, const char* bytes,
+                         size_t m, const uint32_t* values, size_t n, size_t u16) {
+  Chunk& c = *chunks_[ci];
+  const size_t u8 = is_text_ ? m : n;
+  if (is_text_)
+    c.text.insert(offset_of(c, off), bytes, m);
+  else
+    c.values.insert(c.values.begin() + static_cast<ptrdiff_t>(off), values, values + n);
+  insert_ids(c.runs, c.n, off, peer, counter, static_cast<uint32_t>(n));
+  c.n += static_cast<uint32_t>(n);
+  c.u16 += static_cast<uint32_t>(u16);
+  c.u8 += static_cast<uint32_t>(u8);
   total_n_ += n;
   total_u16_ += u16;
   total_u8_ += u8;
-  if (c.contents.size() <= kChunkMax) return Status();
-  // Split: chunk ci keeps the first half, the rest becomes new chunks after
-  // it (the cached prefix of [0, ci) stays valid).
-  std::vector<Chunk> tail;
-  const size_t piece = kChunkMax / 2;
-  const size_t size = c.contents.size();
-  for (size_t from = piece; from < size; from += piece) {
-    const size_t to = std::min(size, from + piece);
-    Chunk t;
-    t.contents.assign(c.contents.begin() + from, c.contents.begin() + to);
-    t.runs = slice_ids(c.runs, from, to);
-    for (uint32_t content : t.contents) {
-      t.u16 += u16_of(content);
-      t.u8 += u8_of(content);
+  // The cached prefix covers chunks before ci, which a split leaves alone.
+  if (c.u8 > chunk_max()) split(ci);
+}
+
+void PlainSeq::split(uint32_t ci) {
+  Chunk& c = *chunks_[ci];
+  const size_t piece = chunk_max() / 2;
+  const size_t size = c.u8;               // bytes of a Text, units of a List
+  const bool one_per_unit = c.u8 == c.n;  // a List, or ASCII text
+  auto next_cut = [&](size_t a) {
+    size_t b = std::min(size, a + piece);
+    if (!one_per_unit) {
+      while (b < size && is_continuation_byte(c.text[b])) ++b;
     }
-    tail.push_back(std::move(t));
+    return b;
+  };
+  auto units_of = [&](size_t a, size_t b, size_t* astral) {
+    *astral = 0;
+    return one_per_unit ? b - a : count_units(c.text.data() + a, b - a, astral);
+  };
+  // The first piece stays in c; find the run where the second begins.
+  const size_t first = next_cut(0);  // < size: c is over 2 * piece
+  size_t astral0 = 0;
+  const size_t units0 = units_of(0, first, &astral0);
+  size_t r = 0, ro = units0;
+  while (ro >= c.runs[r].len) ro -= c.runs[r++].len;
+  const size_t keep_runs = r + (ro > 0 ? 1 : 0);
+  const uint32_t keep_len = static_cast<uint32_t>(ro);
+  std::vector<Chunk*> pieces;
+  for (size_t a = first; a < size;) {
+    const size_t b = next_cut(a);
+    auto* t = new Chunk();
+    size_t astral = 0;
+    const size_t units = units_of(a, b, &astral);
+    if (is_text_) {
+      t->text.assign(c.text, a, b - a);
+    } else {
+      t->values.assign(c.values.begin() + static_cast<ptrdiff_t>(a),
+                       c.values.begin() + static_cast<ptrdiff_t>(b));
+    }
+    t->n = static_cast<uint32_t>(units);
+    t->u16 = static_cast<uint32_t>(units + astral);
+    t->u8 = static_cast<uint32_t>(b - a);
+    for (size_t need = units; need > 0;) {  // hand out the next `units` ids
+      const IdRun& run = c.runs[r];
+      const size_t take = std::min<size_t>(need, run.len - ro);
+      t->runs.push_back(
+          IdRun{run.peer, run.counter + static_cast<int32_t>(ro), static_cast<uint32_t>(take)});
+      need -= take;
+      ro += take;
+      if (ro == run.len) {
+        ++r;
+        ro = 0;
+      }
+    }
+    pieces.push_back(t);
+    a = b;
   }
-  c.contents.resize(piece);
-  c.contents.shrink_to_fit();
-  c.runs = slice_ids(c.runs, 0, piece);
-  for (const Chunk& t : tail) {
-    c.u16 -= t.u16;
-    c.u8 -= t.u8;
+  c.runs.resize(keep_runs);
+  if (keep_len > 0) c.runs.back().len = keep_len;
+  if (is_text_) {
+    c.text.resize(first);
+    if (c.text.capacity() > 2 * chunk_max()) c.text.shrink_to_fit();
+  } else {
+    c.values.resize(first);
+    if (c.values.capacity() > 2 * chunk_max()) c.values.shrink_to_fit();
   }
-  chunks_.insert(chunks_.begin() + ci + 1, std::make_move_iterator(tail.begin()),
-                 std::make_move_iterator(tail.end()));
-  return Status();
+  c.n = static_cast<uint32_t>(units0);
+  c.u16 = static_cast<uint32_t>(units0 + astral0);
+  c.u8 = static_cast<uint32_t>(first);
+  chunks_.insert(chunks_.begin() + ci + 1, pieces.begin(), pieces.end());
+}
+
+void PlainSeq::merge_next(uint32_t ci) {
+  Chunk& a = *chunks_[ci];
+  Chunk* b = chunks_[ci + 1];
+  if (is_text_)
+    a.text.append(b->text);
+  else
+    a.values.insert(a.values.end(), b->values.begin(), b->values.end());
+  for (const IdRun& r : b->runs) append_run(a.runs, r);
+  a.n += b->n;
+  a.u16 += b->u16;
+  a.u8 += b->u8;
+  delete b;
+  chunks_.erase(chunks_.begin() + ci + 1);
 }
 
 Status PlainSeq::erase(uint32_t pos, uint32_t n) {
@@ -104,95 +230,104 @@ Status PlainSeq::erase(uint32_t pos, uint32_t n) {
   if (n == 0) return Status();
   seek(0, size_t{pos} + 1);
   // Only chunks at or after cache_.ci change, so the cached prefix stays valid.
-  uint32_t ci = cache_.ci;
+  const uint32_t ci = cache_.ci;
   size_t off = pos - cache_.n;
   size_t left = n;
-  while (left > 0) {
-    Chunk& c = chunks_[ci];
-    const size_t take = std::min(left, c.contents.size() - off);
-    size_t u16 = 0, u8 = 0;
-    for (size_t k = off; k < off + take; ++k) {
-      u16 += u16_of(c.contents[k]);
-      u8 += u8_of(c.contents[k]);
+  uint32_t drop_from = 0, drop_to = 0;  // whole chunks to drop: [drop_from, drop_to)
+  for (uint32_t j = ci; left > 0; ++j) {
+    Chunk& c = *chunks_[j];
+    const size_t take = std::min<size_t>(left, c.n - off);
+    left -= take;
+    if (take == c.n) {
+      if (drop_to != j) drop_from = j;
+      drop_to = j + 1;
+      total_n_ -= c.n;
+      total_u16_ -= c.u16;
+      total_u8_ -= c.u8;
+      continue;
     }
-    c.contents.erase(c.contents.begin() + off, c.contents.begin() + off + take);
+    size_t u16 = take, u8 = take;
+    if (!is_text_) {
+      c.values.erase(c.values.begin() + static_cast<ptrdiff_t>(off),
+                     c.values.begin() + static_cast<ptrdiff_t>(off + take));
+    } else {
+      size_t from = off;
+      if (c.u8 != c.n) {  // not all ASCII: find the bytes of units [off, off + take)
+        from = byte_offset_of_unicode_unchecked(c.text, off);
+        u8 = byte_offset_of_unicode_unchecked(std::string_view(c.text).substr(from), take);
+        size_t astral = 0;
+        count_units(c.text.data() + from, u8, &astral);
+        u16 = take + astral;
+      }
+      c.text.erase(from, u8);
+    }
     erase_ids(c.runs, off, take);
-    c.u16 -= u16;
-    c.u8 -= u8;
+    c.n -= static_cast<uint32_t>(take);
+    c.u16 -= static_cast<uint32_t>(u16);
+    c.u8 -= static_cast<uint32_t>(u8);
     total_n_ -= take;
     total_u16_ -= u16;
     total_u8_ -= u8;
-    left -= take;
-    if (c.contents.empty()) {
-      chunks_.erase(chunks_.begin() + ci);  // the next chunk moves into slot ci
-    } else if (left > 0) {
-      ++ci;
-    }
     off = 0;
+  }
+  if (drop_to > drop_from) {
+    for (uint32_t j = drop_from; j < drop_to; ++j) delete chunks_[j];
+    chunks_.erase(chunks_.begin() + drop_from, chunks_.begin() + drop_to);
+  }
+  // Keep chunks from fragmenting: the edited chunk absorbs its successor
+  // when both together fill at most half a chunk.
+  if (ci + 1 < chunks_.size() && chunks_[ci]->u8 + chunks_[ci + 1]->u8 <= chunk_max() / 2) {
+    merge_next(ci);
   }
   return Status();
 }
 
 void PlainSeq::assign_utf8(std::string_view utf8) {
-  chunks_.clear();
-  cache_ = Prefix();
-  total_n_ = total_u16_ = total_u8_ = 0;
+  clear();
   ids_known_ = false;
-  const size_t piece = kChunkMax / 2;
+  const size_t piece = chunk_max() / 2;
   chunks_.reserve(utf8.size() / piece + 1);
   for (size_t i = 0; i < utf8.size();) {
-    Chunk& c = chunks_.emplace_back();
-    const size_t chunk_start = i;
-    const size_t ascii_end = std::min(utf8.size(), i + piece);
-    if (is_all_ascii(utf8.substr(i, ascii_end - i))) {
-      // The common case: a piece of ASCII widens in one vectorisable loop.
-      c.contents.resize(ascii_end - i);
-      for (size_t k = 0; k < c.contents.size(); ++k)
-        c.contents[k] = static_cast<unsigned char>(utf8[i + k]);
-      i = ascii_end;
-    } else {
-      c.contents.reserve(piece);
-    }
-    while (i < utf8.size() && c.contents.size() < piece) {
-      const auto byte = static_cast<unsigned char>(utf8[i]);
-      uint32_t cp = byte;
-      if (byte < 0x80) {
-        ++i;
-      } else {
-        cp = static_cast<uint32_t>(decode_utf8_unchecked(utf8, i));
-        if (cp > 0xFFFF) ++c.u16;  // the second UTF-16 unit; the first is counted below
-      }
-      c.contents.push_back(cp);
-    }
-    const auto n = static_cast<uint32_t>(c.contents.size());
-    c.runs.push_back(IdRun{kNone, 0, n});  // ids unknown
-    c.u16 += n;
-    c.u8 = static_cast<uint32_t>(i - chunk_start);
-    total_n_ += n;
-    total_u16_ += c.u16;
-    total_u8_ += c.u8;
+    size_t end = std::min(utf8.size(), i + piece);
+    while (end < utf8.size() && is_continuation_byte(utf8[end])) ++end;
+    auto* c = new Chunk();
+    c->text.assign(utf8.substr(i, end - i));
+    size_t astral = 0;
+    const size_t n = count_units(c->text.data(), c->text.size(), &astral);
+    c->runs.push_back(IdRun{kNone, 0, static_cast<uint32_t>(n)});  // ids unknown
+    c->n = static_cast<uint32_t>(n);
+    c->u16 = static_cast<uint32_t>(n + astral);
+    c->u8 = static_cast<uint32_t>(end - i);
+    total_n_ += c->n;
+    total_u16_ += c->u16;
+    total_u8_ += c->u8;
+    chunks_.push_back(c);
+    i = end;
   }
 }
 
 std::vector<uint32_t> PlainSeq::visible_contents() const {
   std::vector<uint32_t> out;
   out.reserve(total_n_);
-  for (const Chunk& c : chunks_) out.insert(out.end(), c.contents.begin(), c.contents.end());
+  for (const Chunk* c : chunks_) {
+    if (!is_text_) {
+      out.insert(out.end(), c->values.begin(), c->values.end());
+      continue;
+    }
+    for (size_t i = 0; i < c->text.size();)
+      out.push_back(static_cast<uint32_t>(decode_utf8_unchecked(c->text, i)));
+  }
   return out;
 }
 
 std::string PlainSeq::to_utf8() const {
   std::string out;
-  out.reserve(total_u8_);
-  for (const Chunk& c : chunks_) {
-    if (c.u8 == c.contents.size()) {  // all ASCII: one byte per unit
-      const size_t at = out.size();
-      out.resize(at + c.contents.size());
-      for (size_t k = 0; k < c.contents.size(); ++k) out[at + k] = static_cast<char>(c.contents[k]);
-      continue;
-    }
-    for (uint32_t content : c.contents) append_utf8(out, static_cast<char32_t>(content));
+  if (!is_text_) {
+    for (uint32_t v : visible_contents()) append_utf8(out, static_cast<char32_t>(v));
+    return out;
   }
+  out.reserve(total_u8_);
+  for (const Chunk* c : chunks_) out += c->text;
   return out;
 }
 
@@ -209,8 +344,8 @@ Result<Seq::Boundary> PlainSeq::locate(size_t n, int kind) const {
   b.units = cache_.n;
   b.u16 = cache_.u16;
   b.u8 = cache_.u8;
-  const Chunk& c = chunks_[cache_.ci];
-  if (c.u8 == c.contents.size()) {
+  const Chunk& c = *chunks_[cache_.ci];
+  if (c.u8 == c.n) {
     // One byte per unit (ASCII text, or a list): every count moves together.
     const size_t off = n - prefix_count(cache_, kind);
     b.units += off;
@@ -219,10 +354,12 @@ Result<Seq::Boundary> PlainSeq::locate(size_t n, int kind) const {
     b.entity = static_cast<uint32_t>(b.units);
     return b;
   }
-  for (uint32_t content : c.contents) {
+  for (size_t i = 0; i < c.text.size();) {
+    const size_t len = utf8_sequence_length(static_cast<unsigned char>(c.text[i]));
+    i += len;
     ++b.units;
-    b.u16 += u16_of(content);
-    b.u8 += u8_of(content);
+    b.u16 += len == 4 ? 2 : 1;
+    b.u8 += len;
     const size_t cur = kind == 0 ? b.units : kind == 1 ? b.u16 : b.u8;
     if (cur == n) {
       b.entity = static_cast<uint32_t>(b.units);
@@ -238,7 +375,7 @@ Result<Seq::Boundary> PlainSeq::locate(size_t n, int kind) const {
 size_t PlainSeq::id_at(size_t pos, uint32_t* peer, int32_t* counter) const {
   seek(0, pos + 1);
   size_t off = pos - cache_.n;
-  for (const IdRun& r : chunks_[cache_.ci].runs) {
+  for (const IdRun& r : chunks_[cache_.ci]->runs) {
     if (off < r.len) {
       *peer = r.peer;
       *counter = r.counter + static_cast<int32_t>(off);
@@ -256,7 +393,7 @@ std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
   seek(0, from + 1);
   size_t unit = cache_.n;  // first unit of the run being looked at
   for (size_t ci = cache_.ci; ci < chunks_.size() && unit < to; ++ci) {
-    for (const IdRun& r : chunks_[ci].runs) {
+    for (const IdRun& r : chunks_[ci]->runs) {
       const size_t end = unit + r.len;
       if (end > from && unit < to) {
         const size_t lo = std::max(unit, from), hi = std::min(end, to);
@@ -274,6 +411,17 @@ std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
     }
   }
   return runs;
+}
+
+void PlainSeq::append_run(std::vector<IdRun>& runs, const IdRun& r) {
+  if (!runs.empty()) {
+    IdRun& last = runs.back();
+    if (last.peer == r.peer && last.counter + static_cast<int32_t>(last.len) == r.counter) {
+      last.len += r.len;
+      return;
+    }
+  }
+  runs.push_back(r);
 }
 
 void PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, uint32_t peer,
@@ -346,23 +494,6 @@ void PlainSeq::erase_ids(std::vector<IdRun>& runs, size_t off, size_t n) {
       runs.erase(runs.begin() + first);
     }
   }
-}
-
-std::vector<PlainSeq::IdRun> PlainSeq::slice_ids(const std::vector<IdRun>& runs, size_t from,
-                                                 size_t to) {
-  std::vector<IdRun> out;
-  size_t unit = 0;
-  for (const IdRun& r : runs) {
-    const size_t end = unit + r.len;
-    if (end > from && unit < to) {
-      const size_t lo = std::max(unit, from), hi = std::min(end, to);
-      out.push_back(IdRun{r.peer, r.counter + static_cast<int32_t>(lo - unit),
-                          static_cast<uint32_t>(hi - lo)});
-    }
-    unit = end;
-    if (unit >= to) break;
-  }
-  return out;
 }
 
 }  // namespace weft::crdt::detail

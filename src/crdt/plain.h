@@ -7,7 +7,11 @@
 //
 // Units live in chunks with per-chunk unicode / UTF-16 / UTF-8 counts and a
 // cached prefix, so positional edits and unit conversions near the last edit
-// cost O(chunk size).
+// cost O(chunk size). A Text chunk holds its units as UTF-8 (an op's text is
+// copied in as bytes; an all-ASCII chunk, u8 == n, needs no per-unit
+// classification since unit index == byte index); a List chunk holds one value
+// index per unit. Chunks are heap nodes so that splitting or dropping one
+// moves pointers, not chunks.
 #ifndef WEFT_SRC_CRDT_PLAIN_H_
 #define WEFT_SRC_CRDT_PLAIN_H_
 
@@ -24,11 +28,18 @@ namespace weft::crdt::detail {
 class PlainSeq {
  public:
   explicit PlainSeq(bool is_text) : is_text_(is_text) {}
+  ~PlainSeq() { clear(); }
+  PlainSeq(const PlainSeq&) = delete;
+  PlainSeq& operator=(const PlainSeq&) = delete;
 
   // Inserts `n` units with ids (peer, counter..counter+n-1) before unit `pos`;
-  // unit k holds contents[k] (text: code point; list: value index).
-  // Errors: kOutOfRange when pos is past the end.
+  // unit k holds contents[k] (text: code point, a Unicode scalar value; list:
+  // value index). Errors: kOutOfRange when pos is past the end.
   Status insert(uint32_t peer, int32_t counter, uint32_t pos, const uint32_t* contents, size_t n);
+  // Same for a Text, with the units given as UTF-8 (an op's stored text: no
+  // conversion to code points). REQUIRES: is_text, `utf8` is valid UTF-8
+  // holding exactly `n` scalar values.
+  Status insert_utf8(uint32_t peer, int32_t counter, uint32_t pos, std::string_view utf8, size_t n);
   // Removes units [pos, pos + n). Errors: kOutOfRange (nothing changes).
   Status erase(uint32_t pos, uint32_t n);
 
@@ -68,39 +79,55 @@ class PlainSeq {
     uint32_t len;
   };
   struct Chunk {
-    std::vector<uint32_t> contents;  // code point (text) or value index (list) per unit
-    std::vector<IdRun> runs;         // lens sum to contents.size()
-    uint32_t u16 = 0, u8 = 0;
+    std::string text;              // Text: the units' UTF-8 (u8 bytes)
+    std::vector<uint32_t> values;  // List: value index per unit
+    std::vector<IdRun> runs;       // lens sum to n
+    // Units, UTF-16 units, UTF-8 bytes (a List counts one of each per unit,
+    // so u8 == n means "one byte per unit" for both kinds).
+    uint32_t n = 0, u16 = 0, u8 = 0;
   };
   // Sums of the counts of chunks [0, ci).
   struct Prefix {
     uint32_t ci = 0;
     size_t n = 0, u16 = 0, u8 = 0;
   };
-  size_t u16_of(uint32_t c) const { return is_text_ && c > 0xFFFF ? 2 : 1; }
-  size_t u8_of(uint32_t c) const {
-    if (!is_text_ || c < 0x80) return 1;
-    return c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
-  }
   static size_t chunk_count(const Chunk& c, int kind) {
-    return kind == 0 ? c.contents.size() : kind == 1 ? c.u16 : c.u8;
+    return kind == 0 ? c.n : kind == 1 ? c.u16 : c.u8;
   }
   static size_t prefix_count(const Prefix& p, int kind) {
     return kind == 0 ? p.n : kind == 1 ? p.u16 : p.u8;
   }
+  // A chunk whose size measure (u8: bytes of a Text, units of a List) passes
+  // this splits into pieces of half of it.
+  size_t chunk_max() const;
+  // Byte (Text) or value (List) offset of unit `off` of `c`. REQUIRES: off <= c.n.
+  size_t offset_of(const Chunk& c, size_t off) const;
   // Moves the cache to the first chunk whose running count reaches n (n >= 1).
   void seek(int kind, size_t n) const;
+  // The chunk that unit position `pos` (<= total_n_) falls in, with the cache
+  // on it; `off` receives pos's offset in it. Creates the first chunk.
+  Chunk& chunk_for_insert(uint32_t pos, size_t* off);
+  // Inserts units (bytes[0, m) of a Text or values[0, n) of a List) at unit
+  // `off` of chunk `ci` and splits it when it grows past chunk_max().
+  void insert_at(uint32_t ci, size_t off, uint32_t peer, int32_t counter, const char* bytes,
+                 size_t m, const uint32_t* values, size_t n, size_t u16);
+  // Splits the oversize chunk `ci` into pieces of chunk_max() / 2 (cut at
+  // character boundaries), the first staying at `ci`.
+  void split(uint32_t ci);
+  // Appends chunk ci + 1 to chunk ci and drops it.
+  void merge_next(uint32_t ci);
+  void clear();
   // Id run edits inside one chunk (offsets in units of that chunk).
   // `chunk_units`: the units `runs` cover.
   static void insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, uint32_t peer,
                          int32_t counter, uint32_t n);
   static void erase_ids(std::vector<IdRun>& runs, size_t off, size_t n);
-  // The runs of units [from, to) of `runs`.
-  static std::vector<IdRun> slice_ids(const std::vector<IdRun>& runs, size_t from, size_t to);
+  // Appends run `r`, extending the last run when `r` continues it.
+  static void append_run(std::vector<IdRun>& runs, const IdRun& r);
 
   bool is_text_;
   bool ids_known_ = true;
-  std::vector<Chunk> chunks_;
+  std::vector<Chunk*> chunks_;  // owned
   mutable Prefix cache_;
   size_t total_n_ = 0, total_u16_ = 0, total_u8_ = 0;
 };

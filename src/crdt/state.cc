@@ -135,7 +135,14 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
 Status DocCore::apply_plain(State& s, ContainerState& cs, const Op& op, uint32_t peer, Counter n) {
   Status st;
   switch (op.kind) {
-    case OpKind::kTextInsert:
+    case OpKind::kTextInsert: {
+      // The op's UTF-8 goes into the chunk as it is (no code point buffer).
+      std::string_view utf8 = op.text.utf8();
+      if (static_cast<size_t>(n) < op.text.size())
+        utf8 = utf8.substr(0, byte_offset_of_unicode_unchecked(utf8, static_cast<size_t>(n)));
+      st = cs.plain->insert_utf8(peer, op.counter, op.pos, utf8, static_cast<size_t>(n));
+      break;
+    }
     case OpKind::kListInsert:
       st = with_contents(cs, op, n, [&](const uint32_t* contents) {
         return cs.plain->insert(peer, op.counter, op.pos, contents, n);

@@ -1,0 +1,215 @@
+// PlainSeq against a naive model (a std::u32string of code points and a
+// vector of ids): random inserts (as code points and as UTF-8), erases of
+// short and chunk-spanning ranges, and position conversions in all three
+// units, with emoji, astral modifiers and combining marks.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "crdt/plain.h"
+#include "weft/base/utf.h"
+
+namespace weft::crdt {
+namespace {
+
+using detail::PlainSeq;
+
+std::string utf8_of(std::u32string_view s) {
+  std::string out;
+  for (char32_t c : s) append_utf8(out, c);
+  return out;
+}
+
+size_t utf16_of(std::u32string_view s) {
+  size_t n = 0;
+  for (char32_t c : s) n += c > 0xFFFF ? 2 : 1;
+  return n;
+}
+
+// Pieces of text the edits draw from: ASCII, 2- / 3- / 4-byte characters, a
+// letter with a combining mark, an emoji with a skin-tone modifier, a ZWJ
+// family, a line break.
+const std::vector<std::u32string>& pieces() {
+  static const std::vector<std::u32string> kPieces = {
+      U"a",
+      U"xyz",
+      U"\u00e9",
+      U"\u4e2d\u6587",
+      U"\U0001F600",
+      U"e\u0301",
+      U"\n",
+      U"\U0001F44D\U0001F3FD",
+      U"ab\U0001F600cd",
+      U"\U0001F468\u200D\U0001F469\u200D\U0001F467"};
+  return kPieces;
+}
+
+// The model's ids: (peer, counter) per unit.
+using Ids = std::vector<std::pair<uint32_t, int32_t>>;
+
+// The ids unit_runs reports for [from, to), flattened, equal the model's.
+void check_ids(const PlainSeq& seq, const Ids& ids, size_t from, size_t to) {
+  Ids got;
+  for (const auto& run : seq.unit_runs(from, to)) {
+    RC_ASSERT(run.entity == from + got.size());
+    for (uint32_t k = 0; k < run.len; ++k) got.emplace_back(run.peer, run.counter + int32_t(k));
+  }
+  RC_ASSERT(got == Ids(ids.begin() + static_cast<ptrdiff_t>(from),
+                       ids.begin() + static_cast<ptrdiff_t>(to)));
+}
+
+// Conversions at unit boundary k in all three units, and positions inside a
+// character are refused.
+void check_locate(const PlainSeq& seq, const std::u32string& model, size_t k) {
+  const size_t u16 = utf16_of(std::u32string_view(model).substr(0, k));
+  const size_t u8 = utf8_of(std::u32string_view(model).substr(0, k)).size();
+  for (int kind = 0; kind < 3; ++kind) {
+    const size_t at = kind == 0 ? k : kind == 1 ? u16 : u8;
+    auto b = seq.locate(at, kind);
+    RC_ASSERT(b.ok());
+    RC_ASSERT(b->units == k);
+    RC_ASSERT(b->u16 == u16);
+    RC_ASSERT(b->u8 == u8);
+    RC_ASSERT(b->entity == k);
+  }
+  if (k < model.size() && model[k] > 0xFFFF) {
+    RC_ASSERT(seq.locate(u16 + 1, 1).status().code() == StatusCode::kInvalidArgument);
+  }
+  if (k < model.size() && model[k] >= 0x80) {
+    RC_ASSERT(seq.locate(u8 + 1, 2).status().code() == StatusCode::kInvalidArgument);
+  }
+}
+
+RC_GTEST_PROP(PlainSeqModel, TextMatchesAU32StringModel, ()) {
+  PlainSeq seq(true);
+  std::u32string model;
+  Ids ids;
+  int32_t counters[3] = {0, 0, 0};
+  size_t cursor = 0;  // where typing goes on
+  const int steps = *rc::gen::inRange(1, 300);
+  for (int i = 0; i < steps; ++i) {
+    const int what = model.empty() ? 0 : *rc::gen::inRange(0, 10);
+    if (what < 6) {
+      // Insert: typing at the cursor, a piece somewhere, or a long paste.
+      std::u32string text;
+      size_t pos = what < 3 ? std::min(cursor, model.size())
+                            : *rc::gen::inRange<size_t>(0, model.size() + 1);
+      const int reps = what == 5 ? *rc::gen::inRange(50, 400) : 1;
+      for (int r = 0; r < reps; ++r) text += *rc::gen::elementOf(pieces());
+      const uint32_t peer = *rc::gen::inRange<uint32_t>(1, 3);
+      int32_t& counter = counters[peer];
+      if (*rc::gen::arbitrary<bool>()) {
+        const std::vector<uint32_t> cps(text.begin(), text.end());
+        RC_ASSERT(
+            seq.insert(peer, counter, static_cast<uint32_t>(pos), cps.data(), cps.size()).ok());
+      } else {
+        RC_ASSERT(
+            seq.insert_utf8(peer, counter, static_cast<uint32_t>(pos), utf8_of(text), text.size())
+                .ok());
+      }
+      model.insert(pos, text);
+      for (size_t k = 0; k < text.size(); ++k)
+        ids.insert(ids.begin() + static_cast<ptrdiff_t>(pos + k),
+                   {peer, counter + static_cast<int32_t>(k)});
+      counter += static_cast<int32_t>(text.size());
+      cursor = pos + text.size();
+    } else {
+      // Erase: a backspace, a short range, or a range across many chunks.
+      const size_t pos = what == 6 && cursor > 0 && cursor <= model.size()
+                             ? cursor - 1
+                             : *rc::gen::inRange<size_t>(0, model.size());
+      const size_t most = std::min<size_t>(model.size() - pos, what == 9 ? 3000 : 4);
+      const size_t n = *rc::gen::inRange<size_t>(1, most + 1);
+      RC_ASSERT(seq.erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n)).ok());
+      model.erase(pos, n);
+      ids.erase(ids.begin() + static_cast<ptrdiff_t>(pos),
+                ids.begin() + static_cast<ptrdiff_t>(pos + n));
+      cursor = pos;
+    }
+    RC_ASSERT(seq.visible_units() == model.size());
+    RC_ASSERT(seq.utf16_len() == utf16_of(model));
+    RC_ASSERT(seq.utf8_len() == utf8_of(model).size());
+  }
+  RC_ASSERT(seq.to_utf8() == utf8_of(model));
+  const std::vector<uint32_t> contents = seq.visible_contents();
+  RC_ASSERT(std::u32string(contents.begin(), contents.end()) == model);
+  check_ids(seq, ids, 0, model.size());
+  for (int probe = 0; probe < 12; ++probe)
+    check_locate(seq, model, *rc::gen::inRange<size_t>(0, model.size() + 1));
+  check_locate(seq, model, model.size());
+  RC_ASSERT(!seq.locate(model.size() + 1, 0).ok());
+  RC_ASSERT(!seq.locate(utf16_of(model) + 1, 1).ok());
+  RC_ASSERT(!seq.insert_utf8(1, 0, static_cast<uint32_t>(model.size() + 1), "a", 1).ok());
+  RC_ASSERT(!seq.erase(static_cast<uint32_t>(model.size()), 1).ok());
+  RC_ASSERT(seq.visible_units() == model.size());
+}
+
+RC_GTEST_PROP(PlainSeqModel, ListMatchesAVectorModel, ()) {
+  PlainSeq seq(false);
+  std::vector<uint32_t> model;
+  Ids ids;
+  int32_t counter = 0;
+  uint32_t next_value = 0;
+  const int steps = *rc::gen::inRange(1, 200);
+  for (int i = 0; i < steps; ++i) {
+    if (model.empty() || *rc::gen::inRange(0, 3) > 0) {
+      const size_t pos = *rc::gen::inRange<size_t>(0, model.size() + 1);
+      const size_t n =
+          *rc::gen::inRange<size_t>(1, *rc::gen::elementOf(std::vector<size_t>{3, 600}));
+      std::vector<uint32_t> values(n);
+      for (uint32_t& v : values) v = next_value++;
+      RC_ASSERT(seq.insert(1, counter, static_cast<uint32_t>(pos), values.data(), n).ok());
+      model.insert(model.begin() + static_cast<ptrdiff_t>(pos), values.begin(), values.end());
+      for (size_t k = 0; k < n; ++k)
+        ids.insert(ids.begin() + static_cast<ptrdiff_t>(pos + k),
+                   {1u, counter + static_cast<int32_t>(k)});
+      counter += static_cast<int32_t>(n);
+    } else {
+      const size_t pos = *rc::gen::inRange<size_t>(0, model.size());
+      const size_t n = *rc::gen::inRange<size_t>(1, model.size() - pos + 1);
+      RC_ASSERT(seq.erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n)).ok());
+      model.erase(model.begin() + static_cast<ptrdiff_t>(pos),
+                  model.begin() + static_cast<ptrdiff_t>(pos + n));
+      ids.erase(ids.begin() + static_cast<ptrdiff_t>(pos),
+                ids.begin() + static_cast<ptrdiff_t>(pos + n));
+    }
+    RC_ASSERT(seq.visible_units() == model.size());
+    RC_ASSERT(seq.utf8_len() == model.size());
+  }
+  RC_ASSERT(seq.visible_contents() == model);
+  check_ids(seq, ids, 0, model.size());
+  const size_t k = *rc::gen::inRange<size_t>(0, model.size() + 1);
+  auto b = seq.locate(k, 1);
+  RC_ASSERT(b.ok());
+  RC_ASSERT(b->units == k);
+}
+
+TEST(PlainSeqModel, ChunkSpanningEraseKeepsCountsAndIds) {
+  // Ten pastes of 1,000 mixed-width characters make many chunks; erasing
+  // across most of them in one call leaves the two ends joined.
+  PlainSeq seq(true);
+  std::u32string model;
+  for (int i = 0; i < 10; ++i) {
+    std::u32string text;
+    for (int k = 0; k < 500; ++k) text += (k % 3 == 0) ? U"a\U0001F600" : U"\u00e9\u4e2d";
+    ASSERT_TRUE(seq.insert_utf8(1, static_cast<int32_t>(model.size()),
+                                static_cast<uint32_t>(model.size()), utf8_of(text), text.size())
+                    .ok());
+    model += text;
+  }
+  ASSERT_TRUE(seq.erase(7, 9000).ok());
+  model.erase(7, 9000);
+  EXPECT_EQ(seq.to_utf8(), utf8_of(model));
+  EXPECT_EQ(seq.utf16_len(), utf16_of(model));
+  const auto runs = seq.unit_runs(0, model.size());
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].counter, 0);
+  EXPECT_EQ(runs[1].counter, 9007);
+}
+
+}  // namespace
+}  // namespace weft::crdt
