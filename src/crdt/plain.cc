@@ -40,7 +40,15 @@ size_t PlainSeq::chunk_max() const { return is_text_ ? kTextChunkMax : kListChun
 
 size_t PlainSeq::offset_of(const Chunk& c, size_t off) const {
   if (c.u8 == c.n) return off;  // a List, or all-ASCII text
-  return byte_offset_of_unicode_unchecked(c.text, off);
+  if (off * 2 <= c.n) return byte_offset_of_unicode_unchecked(c.text, off);
+  // Nearer the end: step back over the last n - off characters.
+  size_t i = c.u8;
+  for (size_t k = c.n - off; k > 0; --k) {
+    do {
+      --i;
+    } while (is_continuation_byte(c.text[i]));
+  }
+  return i;
 }
 
 void PlainSeq::clear() {
@@ -91,15 +99,22 @@ Status PlainSeq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint
   }
   uint32_t high = 0;
   for (size_t k = 0; k < n; ++k) high |= contents[k];
+  chunk_for_insert(pos, &off);
   if (high < 0x80 && n <= 64) {  // typing: a few ASCII characters
     char bytes[64];
     for (size_t k = 0; k < n; ++k) bytes[k] = static_cast<char>(contents[k]);
-    return insert_utf8(peer, counter, pos, std::string_view(bytes, n), n);
+    insert_at(cache_.ci, off, peer, counter, bytes, n, nullptr, n, n);
+    return Status();
   }
   std::string utf8;
   utf8.reserve(high < 0x80 ? n : 4 * n);
-  for (size_t k = 0; k < n; ++k) append_utf8(utf8, static_cast<char32_t>(contents[k]));
-  return insert_utf8(peer, counter, pos, utf8, n);
+  size_t u16 = n;
+  for (size_t k = 0; k < n; ++k) {
+    append_utf8(utf8, static_cast<char32_t>(contents[k]));
+    u16 += contents[k] > 0xFFFF;
+  }
+  insert_at(cache_.ci, off, peer, counter, utf8.data(), utf8.size(), nullptr, n, u16);
+  return Status();
 }
 
 Status PlainSeq::insert_utf8(uint32_t peer, int32_t counter, uint32_t pos, std::string_view utf8,
@@ -107,10 +122,8 @@ Status PlainSeq::insert_utf8(uint32_t peer, int32_t counter, uint32_t pos, std::
   if (pos > total_n_) return past_the_end(pos, total_n_);
   if (n == 0) return Status();
   size_t u16 = n;
-  if (utf8.size() != n) {
-    size_t astral = 0;
-    count_units(utf8.data(), utf8.size(), &astral);
-    u16 += astral;
+  if (utf8.size() != n) {  // not ASCII: 4-byte sequences take two UTF-16 units
+    for (char b : utf8) u16 += static_cast<unsigned char>(b) >= 0xF0;
   }
   size_t off = 0;
   chunk_for_insert(pos, &off);
@@ -253,15 +266,14 @@ Status PlainSeq::erase(uint32_t pos, uint32_t n) {
     } else {
       size_t from = off;
       if (c.u8 != c.n) {  // not all ASCII: find the bytes of units [off, off + take)
-        from = byte_offset_of_unicode_unchecked(c.text, off);
-        u8 = byte_offset_of_unicode_unchecked(std::string_view(c.text).substr(from), take);
-        size_t astral = 0;
-        count_units(c.text.data() + from, u8, &astral);
-        u16 = take + astral;
+        from = offset_of(c, off);
+        u8 = offset_of(c, off + take) - from;
+        for (size_t k = from; k < from + u8; ++k)
+          u16 += static_cast<unsigned char>(c.text[k]) >= 0xF0;
       }
       c.text.erase(from, u8);
     }
-    erase_ids(c.runs, off, take);
+    erase_ids(c.runs, c.n, off, take);
     c.n -= static_cast<uint32_t>(take);
     c.u16 -= static_cast<uint32_t>(u16);
     c.u8 -= static_cast<uint32_t>(u8);
@@ -413,6 +425,20 @@ std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
   return runs;
 }
 
+size_t PlainSeq::find_run(const std::vector<IdRun>& runs, size_t chunk_units, size_t off,
+                          size_t* start) {
+  size_t r = 0, at = 0;
+  if (off * 2 <= chunk_units) {
+    while (r < runs.size() && off >= at + runs[r].len) at += runs[r++].len;
+  } else {
+    r = runs.size();
+    at = chunk_units;
+    while (at > off) at -= runs[--r].len;
+  }
+  *start = at;
+  return r;
+}
+
 void PlainSeq::append_run(std::vector<IdRun>& runs, const IdRun& r) {
   if (!runs.empty()) {
     IdRun& last = runs.back();
@@ -426,16 +452,8 @@ void PlainSeq::append_run(std::vector<IdRun>& runs, const IdRun& r) {
 
 void PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, uint32_t peer,
                           int32_t counter, uint32_t n) {
-  // Find run r holding unit `off` (r == runs.size() at the end), scanning
-  // from the nearer end of the chunk.
-  size_t r = 0, start = 0;
-  if (off * 2 <= chunk_units) {
-    while (r < runs.size() && off >= start + runs[r].len) start += runs[r++].len;
-  } else {
-    r = runs.size();
-    start = chunk_units;
-    while (start > off) start -= runs[--r].len;
-  }
+  size_t start = 0;
+  const size_t r = find_run(runs, chunk_units, off, &start);
   if (off == start) {
     // Typing on: the new units continue the run just before them.
     if (r > 0) {
@@ -457,9 +475,9 @@ void PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t o
   runs.insert(runs.begin() + r + 1, {mid, right});
 }
 
-void PlainSeq::erase_ids(std::vector<IdRun>& runs, size_t off, size_t n) {
-  size_t r = 0, start = 0;
-  while (off >= start + runs[r].len) start += runs[r++].len;
+void PlainSeq::erase_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, size_t n) {
+  size_t start = 0;
+  size_t r = find_run(runs, chunk_units, off, &start);
   const size_t end = off + n;
   if (off > start) {
     IdRun& cur = runs[r];

@@ -121,7 +121,11 @@ class PlainSeq {
   // `chunk_units`: the units `runs` cover.
   static void insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, uint32_t peer,
                          int32_t counter, uint32_t n);
-  static void erase_ids(std::vector<IdRun>& runs, size_t off, size_t n);
+  static void erase_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, size_t n);
+  // The run holding unit `off` (runs.size() when off == chunk_units), found
+  // from the nearer end of the chunk; `start` receives its first unit.
+  static size_t find_run(const std::vector<IdRun>& runs, size_t chunk_units, size_t off,
+                         size_t* start);
   // Appends run `r`, extending the last run when `r` continues it.
   static void append_run(std::vector<IdRun>& runs, const IdRun& r);
 
