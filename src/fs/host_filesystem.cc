@@ -146,31 +146,53 @@ Result<std::vector<FileEntry>> HostFilesystem::do_list(std::string_view path) {
 
 Status HostFilesystem::replace_file(int dirfd, const NormalPath& p, std::string_view data,
                                     int keep_mode, bool no_replace) const {
+  const bool sync = options_.durability == WriteDurability::kFsync;
+  // Content and mode before the file gets a name.
+  auto fill = [&](int fd) -> Status {
+    WEFT_RETURN_IF_ERROR(write_all(fd, data, p.str()));
+    if (keep_mode >= 0 && ::fchmod(fd, static_cast<mode_t>(keep_mode)) != 0) {
+      return errno_status(errno, "keep the mode of", p.str());
+    }
+    return Status();
+  };
   std::string tmp = temp_name();
-  UniqueFd fd(
-      ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
-  if (!fd.valid()) return errno_status(errno, "create a temporary file for", p.str());
   auto fail = [&](Status s) {
     ::unlinkat(dirfd, tmp.c_str(), 0);
     return s;
   };
-  Status s = write_all(fd.get(), data, p.str());
-  if (!s.ok()) return fail(s);
-  if (keep_mode >= 0 && ::fchmod(fd.get(), static_cast<mode_t>(keep_mode)) != 0) {
-    return fail(errno_status(errno, "keep the mode of", p.str()));
+  struct stat dir_st;
+  const bool dir_known = ::fstat(dirfd, &dir_st) == 0;
+  bool named = false;
+  if (UniqueFd spare = dir_known ? closer_.take_spare(dir_st) : UniqueFd(); spare.valid()) {
+    // The spare made ahead on the closer's spare thread: no inode allocation here.
+    WEFT_RETURN_IF_ERROR(fill(spare.get()));
+    named = link_tmpfile(spare.get(), dirfd, tmp.c_str()) == 0;
+    if (!named) closer_.disable_spares();  // cannot link here: today's path from now on
+    // kFsync: synced once named, so that the inode's link count is on disk too.
+    if (named && sync && ::fsync(spare.get()) != 0) {
+      return fail(errno_status(errno, "sync", p.str()));
+    }
   }
-  const bool sync = options_.durability == WriteDurability::kFsync;
-  if (sync && ::fsync(fd.get()) != 0) return fail(errno_status(errno, "sync", p.str()));
-  fd.reset();
+  if (!named) {
+    UniqueFd fd(
+        ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
+    if (!fd.valid()) return errno_status(errno, "create a temporary file for", p.str());
+    Status s = fill(fd.get());
+    if (s.ok() && sync && ::fsync(fd.get()) != 0) s = errno_status(errno, "sync", p.str());
+    if (!s.ok()) return fail(s);
+  }
   // The file being replaced, held open so that its last close (which frees the
   // inode and can wait for its writeback) happens on the closer's thread.
   UniqueFd old;
   if (!no_replace)
     old = UniqueFd(::openat(dirfd, p.name().c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  // Renaming over the old file (not exchanging) keeps ext4's auto_da_alloc:
+  // the new data is flushed before a crash can leave the name empty.
   int rc = no_replace ? ::renameat2(dirfd, tmp.c_str(), dirfd, p.name().c_str(), RENAME_NOREPLACE)
                       : ::renameat(dirfd, tmp.c_str(), dirfd, p.name().c_str());
   if (rc != 0) return fail(errno_status(errno, "replace", p.str()));
   if (sync) ::fsync(dirfd);  // best effort: make the rename durable
+  if (dir_known) closer_.want_spare(dirfd, dir_st);
   closer_.close_later(std::move(old));
   return Status();
 }

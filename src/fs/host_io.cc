@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <system_error>
@@ -266,6 +267,41 @@ Status read_all(int fd, const std::string& what, int64_t max_bytes, std::string*
   return Status();
 }
 
+namespace {
+
+std::atomic<size_t> g_spares_made{0};
+std::atomic<size_t> g_spares_used{0};
+std::atomic<size_t> g_spares_unlinked{0};
+std::atomic<bool> g_fail_links{false};
+
+}  // namespace
+
+SpareStats spare_stats() {
+  return {g_spares_made.load(), g_spares_used.load(), g_spares_unlinked.load()};
+}
+
+void fail_tmpfile_links_for_testing(bool on) { g_fail_links.store(on); }
+
+int link_tmpfile(int fd, int dirfd, const char* name) {
+  int err = EPERM;
+  if (!g_fail_links.load()) {
+    if (::linkat(fd, "", dirfd, name, AT_EMPTY_PATH) == 0) return 0;
+    // AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH on kernels before 6.10; the
+    // magic link of our own fd does not (it needs /proc).
+    char proc[40];
+    std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    if (::linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) == 0) return 0;
+    err = errno;
+  }
+  g_spares_unlinked.fetch_add(1, std::memory_order_relaxed);
+  return err;
+}
+
+bool DeferredCloser::idle() const {
+  const State& st = *state_;
+  return st.queue.empty() && st.closing == 0 && !st.request.dir.valid() && !st.making;
+}
+
 bool DeferredCloser::in_forked_child() const {
   pid_t owner = owner_pid_.load(std::memory_order_acquire);
   return owner != 0 && owner != ::getpid();
@@ -274,6 +310,7 @@ bool DeferredCloser::in_forked_child() const {
 DeferredCloser::~DeferredCloser() {
   if (in_forked_child()) {  // the parent's thread and state: neither joinable nor destructible here
     (void)thread_.release();
+    (void)spare_thread_.release();
     (void)state_.release();
     return;
   }
@@ -283,8 +320,22 @@ DeferredCloser::~DeferredCloser() {
     st.stop = true;
   }
   st.work_cv.notify_one();
+  st.spare_cv.notify_one();
   if (thread_) thread_->join();
+  if (spare_thread_) spare_thread_->join();
   for (int fd : st.queue) ::close(fd);  // only when the thread never started
+}
+
+bool DeferredCloser::ensure_thread(std::unique_ptr<std::thread>& thread,
+                                   void (DeferredCloser::*loop)()) {
+  if (thread) return true;
+  try {
+    thread = std::make_unique<std::thread>([this, loop] { (this->*loop)(); });
+  } catch (const std::exception&) {  // std::system_error, std::bad_alloc
+    return false;
+  }
+  owner_pid_.store(::getpid(), std::memory_order_release);
+  return true;
 }
 
 void DeferredCloser::close_later(UniqueFd fd) {
@@ -293,14 +344,8 @@ void DeferredCloser::close_later(UniqueFd fd) {
   {
     std::lock_guard<std::mutex> lock(st.mu);
     if (!st.stop && st.queue.size() < max_pending_) {
-      if (!thread_) {
-        try {
-          thread_ = std::make_unique<std::thread>([this] { run(); });
-        } catch (const std::exception&) {  // std::system_error, std::bad_alloc
-          return;                          // no thread: `fd` closes inline as it goes out of scope
-        }
-        owner_pid_.store(::getpid(), std::memory_order_release);
-      }
+      if (!ensure_thread(thread_, &DeferredCloser::run_closes))
+        return;  // no thread: `fd` closes inline as it goes out of scope
       st.queue.push_back(fd.release());
       st.work_cv.notify_one();
       return;
@@ -309,11 +354,56 @@ void DeferredCloser::close_later(UniqueFd fd) {
   fd.reset();  // queue full: close inline rather than hold unbounded fds
 }
 
+UniqueFd DeferredCloser::take_spare(const struct stat& dir) {
+  if (in_forked_child()) return UniqueFd();
+  State& st = *state_;
+  Spare taken;
+  {
+    std::lock_guard<std::mutex> lock(st.mu);
+    if (!st.spare.is_for(dir)) return UniqueFd();
+    taken = std::move(st.spare);
+  }
+  g_spares_used.fetch_add(1, std::memory_order_relaxed);
+  return std::move(taken.file);  // `taken.dir` closes here: a directory's close is cheap
+}
+
+void DeferredCloser::want_spare(int dirfd, const struct stat& dir) {
+  if (in_forked_child()) return;
+  State& st = *state_;
+  std::lock_guard<std::mutex> lock(st.mu);
+  const bool again = st.last_dev == dir.st_dev && st.last_ino == dir.st_ino;
+  st.last_dev = dir.st_dev;
+  st.last_ino = dir.st_ino;
+  if (!again || st.stop || st.spares_off || st.spare.is_for(dir) || st.request.is_for(dir)) {
+    return;
+  }
+  if (std::find(st.no_tmpfile_devs.begin(), st.no_tmpfile_devs.end(), dir.st_dev) !=
+      st.no_tmpfile_devs.end()) {
+    return;
+  }
+  UniqueFd dup(::fcntl(dirfd, F_DUPFD_CLOEXEC, 0));
+  if (!dup.valid() || !ensure_thread(spare_thread_, &DeferredCloser::run_spares)) return;
+  st.request.dir = std::move(dup);  // a request not yet taken is replaced (closed here, cheap)
+  st.request.dev = dir.st_dev;
+  st.request.ino = dir.st_ino;
+  st.spare_cv.notify_one();
+}
+
+void DeferredCloser::disable_spares() {
+  if (in_forked_child()) return;
+  Spare dropped;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->spares_off = true;
+    dropped = std::move(state_->spare);
+  }
+}
+
 void DeferredCloser::drain() {
   if (in_forked_child()) return;
   State& st = *state_;
   std::unique_lock<std::mutex> lock(st.mu);
-  st.idle_cv.wait(lock, [&] { return !thread_ || (st.queue.empty() && st.closing == 0); });
+  st.idle_cv.wait(lock, [&] { return idle(); });
 }
 
 size_t DeferredCloser::closed_in_background() const {
@@ -322,7 +412,43 @@ size_t DeferredCloser::closed_in_background() const {
   return state_->closed;
 }
 
-void DeferredCloser::run() {
+void DeferredCloser::make_spare(std::unique_lock<std::mutex>& lock) {
+  State& st = *state_;
+  Spare made = std::move(st.request);
+  st.making = true;
+  lock.unlock();
+  made.file = UniqueFd(::openat(made.dir.get(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666));
+  const int err = errno;
+  Spare replaced;
+  lock.lock();
+  st.making = false;
+  if (made.file.valid()) {
+    g_spares_made.fetch_add(1, std::memory_order_relaxed);
+    if (!st.spares_off && !st.stop) {
+      replaced = std::move(st.spare);
+      st.spare = std::move(made);
+    }
+  } else if (err == EOPNOTSUPP || err == EISDIR || err == EINVAL) {
+    st.no_tmpfile_devs.push_back(made.dev);  // this filesystem has no O_TMPFILE
+  }
+  lock.unlock();
+  replaced = Spare();  // closes the replaced spare and `made`'s fds if unused, unlocked
+  made = Spare();
+  lock.lock();
+}
+
+void DeferredCloser::run_spares() {
+  State& st = *state_;
+  std::unique_lock<std::mutex> lock(st.mu);
+  for (;;) {
+    st.spare_cv.wait(lock, [&] { return st.stop || st.request.dir.valid(); });
+    if (st.stop) return;
+    make_spare(lock);
+    if (idle()) st.idle_cv.notify_all();
+  }
+}
+
+void DeferredCloser::run_closes() {
   State& st = *state_;
   std::vector<int> batch;
   std::unique_lock<std::mutex> lock(st.mu);
@@ -337,7 +463,7 @@ void DeferredCloser::run() {
     st.closed += batch.size();
     st.closing = 0;
     batch.clear();
-    if (st.queue.empty()) st.idle_cv.notify_all();
+    if (idle()) st.idle_cv.notify_all();
   }
 }
 

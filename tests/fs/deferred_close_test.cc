@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +48,22 @@ size_t open_fd_count() {
   size_t n = 0;
   for ([[maybe_unused]] const auto& e : stdfs::directory_iterator("/proc/self/fd")) ++n;
   return n;
+}
+
+// Waits up to 5 s for child `pid`; fails the test when it hangs (then kills
+// it) or exits with a status other than 0.
+void expect_child_exits_cleanly(pid_t pid) {
+  int status = -1;
+  for (int i = 0; i < 500 && ::waitpid(pid, &status, WNOHANG) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!WIFEXITED(status)) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    ADD_FAILURE() << "the forked child hung";
+    return;
+  }
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(DeferredCloser, ClosesOnItsThreadAndDrainWaits) {
@@ -114,21 +131,36 @@ TEST(DeferredCloser, ForkedChildClosesInlineAndDoesNotHang) {
     closer.reset();  // must not join the parent's thread
     ::_exit(closed ? 0 : 1);
   }
-  int status = -1;
-  for (int i = 0; i < 500 && ::waitpid(pid, &status, WNOHANG) == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  if (!WIFEXITED(status)) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-    FAIL() << "the forked child hung";
-  }
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  expect_child_exits_cleanly(pid);
   // The parent's closer still works.
   Pipe after;
   closer->close_later(std::move(after.write_end));
   closer->drain();
   EXPECT_TRUE(after.writer_closed());
+}
+
+// A child forked after the spare thread started gets no spare (the parent's
+// thread makes them) and exits without joining the parent's threads.
+TEST(DeferredCloser, ForkedChildGetsNoSpareAndDoesNotHang) {
+  weft::testing::TempDir dir;
+  UniqueFd dfd(::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  struct stat dst {};
+  ASSERT_EQ(::fstat(dfd.get(), &dst), 0);
+  auto closer = std::make_unique<DeferredCloser>();
+  closer->want_spare(dfd.get(), dst);
+  closer->want_spare(dfd.get(), dst);
+  closer->drain();
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    bool ok = !closer->take_spare(dst).valid();
+    closer->want_spare(dfd.get(), dst);
+    closer->drain();
+    closer.reset();  // must not join the parent's threads
+    ::_exit(ok ? 0 : 1);
+  }
+  expect_child_exits_cleanly(pid);
+  EXPECT_TRUE(closer->take_spare(dst).valid());  // the parent's spare is still there
 }
 
 TEST(HostWriteDeferredClose, ConcurrentOverwritesKeepContentAndLeakNoFds) {
