@@ -52,6 +52,7 @@ size_t PlainSeq::offset_of(const Chunk& c, size_t off) const {
 }
 
 void PlainSeq::clear() {
+  hint_chunk_ = nullptr;
   for (Chunk* c : chunks_) delete c;
   chunks_.clear();
   cache_ = Prefix();
@@ -139,7 +140,14 @@ void PlainSeq::insert_at(uint32_t ci, size_t off, uint32_t peer, int32_t counter
     c.text.insert(offset_of(c, off), bytes, m);
   else
     c.values.insert(c.values.begin() + static_cast<ptrdiff_t>(off), values, values + n);
-  insert_ids(c.runs, c.n, off, peer, counter, static_cast<uint32_t>(n));
+  // Typing on after the last insert: its run is known, extend it in place.
+  IdRun* last = &c == hint_chunk_ && off == hint_end_ ? &c.runs[hint_run_] : nullptr;
+  if (last && last->peer == peer && last->counter + static_cast<int32_t>(last->len) == counter)
+    last->len += static_cast<uint32_t>(n);
+  else
+    hint_run_ = insert_ids(c.runs, c.n, off, peer, counter, static_cast<uint32_t>(n));
+  hint_chunk_ = &c;
+  hint_end_ = off + n;
   c.n += static_cast<uint32_t>(n);
   c.u16 += static_cast<uint32_t>(u16);
   c.u8 += static_cast<uint32_t>(u8);
@@ -151,6 +159,7 @@ void PlainSeq::insert_at(uint32_t ci, size_t off, uint32_t peer, int32_t counter
 }
 
 void PlainSeq::split(uint32_t ci) {
+  hint_chunk_ = nullptr;
   Chunk& c = *chunks_[ci];
   const size_t piece = chunk_max() / 2;
   const size_t size = c.u8;               // bytes of a Text, units of a List
@@ -220,6 +229,7 @@ void PlainSeq::split(uint32_t ci) {
 }
 
 void PlainSeq::merge_next(uint32_t ci) {
+  hint_chunk_ = nullptr;
   Chunk& a = *chunks_[ci];
   Chunk* b = chunks_[ci + 1];
   if (is_text_)
@@ -241,6 +251,7 @@ Status PlainSeq::erase(uint32_t pos, uint32_t n) {
                         std::to_string(total_n_) + ")");
   }
   if (n == 0) return Status();
+  hint_chunk_ = nullptr;  // runs shift, and a dropped chunk's address may come back
   seek(0, size_t{pos} + 1);
   // Only chunks at or after cache_.ci change, so the cached prefix stays valid.
   const uint32_t ci = cache_.ci;
@@ -450,8 +461,8 @@ void PlainSeq::append_run(std::vector<IdRun>& runs, const IdRun& r) {
   runs.push_back(r);
 }
 
-void PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, uint32_t peer,
-                          int32_t counter, uint32_t n) {
+size_t PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, uint32_t peer,
+                            int32_t counter, uint32_t n) {
   size_t start = 0;
   const size_t r = find_run(runs, chunk_units, off, &start);
   if (off == start) {
@@ -460,11 +471,11 @@ void PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t o
       IdRun& prev = runs[r - 1];
       if (prev.peer == peer && prev.counter + static_cast<int32_t>(prev.len) == counter) {
         prev.len += n;
-        return;
+        return r - 1;
       }
     }
     runs.insert(runs.begin() + r, IdRun{peer, counter, n});
-    return;
+    return r;
   }
   // Inside run r: split it around the new units.
   IdRun& cur = runs[r];
@@ -473,6 +484,7 @@ void PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t o
   cur.len = left;
   const IdRun mid{peer, counter, n};
   runs.insert(runs.begin() + r + 1, {mid, right});
+  return r + 1;
 }
 
 void PlainSeq::erase_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, size_t n) {

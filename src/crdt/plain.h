@@ -119,8 +119,9 @@ class PlainSeq {
   void clear();
   // Id run edits inside one chunk (offsets in units of that chunk).
   // `chunk_units`: the units `runs` cover.
-  static void insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, uint32_t peer,
-                         int32_t counter, uint32_t n);
+  // insert_ids returns the index of the run holding the new units (which end it).
+  static size_t insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, uint32_t peer,
+                           int32_t counter, uint32_t n);
   static void erase_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, size_t n);
   // The run holding unit `off` (runs.size() when off == chunk_units), found
   // from the nearer end of the chunk; `start` receives its first unit.
@@ -133,6 +134,10 @@ class PlainSeq {
   bool ids_known_ = true;
   std::vector<Chunk*> chunks_;  // owned
   mutable Prefix cache_;
+  // Where the last insert ended (chunk, its id run, unit offset after it), so
+  // typing on extends that run without a search; cleared by every other edit.
+  Chunk* hint_chunk_ = nullptr;
+  size_t hint_run_ = 0, hint_end_ = 0;
   size_t total_n_ = 0, total_u16_ = 0, total_u8_ = 0;
 };
 
