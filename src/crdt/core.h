@@ -173,15 +173,25 @@ class DocCore {
   // ---- import / local edits / commit
   Result<ImportStatus> import_changes(std::vector<Change> incoming);
   Status commit(const CommitOptions& options);
+  // The keystroke commit: when the open transaction is one op that continues
+  // this peer's last change (which the general path would merge it into)
+  // and nothing observes the commit (no event gathering, commit hooks or
+  // local-update subscribers), extends that change in place — its length,
+  // its last op, the version and frontiers — and returns true. Returns false
+  // with nothing changed otherwise (the general path then runs).
+  bool commit_in_place(const CommitOptions& options);
+  // The timestamp a commit records before merging: the explicit one, else
+  // now when recording, else 0.
+  int64_t commit_timestamp(const CommitOptions& options) const;
   // Applies a local op to the state and the open transaction.
   Status local_op(Op&& op);
   // The keystroke path: same effects as local_op of a text insert of code
   // points cps[0, n) at unicode position `pos` of Text `idx`, but when the
   // text is plain it builds no Op: it appends to the open transaction's last
   // op when the insert continues it, else constructs the op in place.
-  // REQUIRES: cs is container_state(*state, idx).
+  // REQUIRES: cs is container_state(*state, idx); `utf8` is cps[0, n) as UTF-8.
   Status local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos, const uint32_t* cps,
-                           size_t n);
+                           size_t n, std::string_view utf8);
   // Same for deleting units [pos, pos + n) of a plain Text / List with known
   // ids, whose ids are (id_peer, id_counter + k) (forward-delete and
   // backspace runs extend in place).
@@ -189,7 +199,13 @@ class DocCore {
   // and those ids (see PlainSeq::id_at).
   Status local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, int32_t n,
                           uint32_t id_peer, int32_t id_counter);
-  Status check_editable(uint32_t container) const;
+  // Errors: kFailedPrecondition when the doc is detached. Inline: every
+  // keystroke asks.
+  Status check_editable(uint32_t container) const {
+    (void)container;
+    return detached ? detached_error() : Status();
+  }
+  static Status detached_error();
   bool txn_open() const { return !txn_ops.empty(); }
 
   // ---- events
@@ -235,8 +251,20 @@ class DocCore {
   Counter txn_start = 0;
   Counter txn_len = 0;
   Frontiers txn_deps;
-  // Opens the transaction (if none is open) the way local_op does.
-  void open_txn();
+  // Opens the transaction (if none is open) the way local_op does (inline:
+  // every keystroke asks).
+  void open_txn() {
+    if (!txn_ops.empty()) return;
+    txn_start = oplog_vv.get(self);
+    txn_len = 0;
+    // After a local commit the state frontier is one ID: no vector copy.
+    if (state_frontiers.size() == 1)
+      txn_deps.assign(state_frontiers.ids()[0]);
+    else
+      copy_txn_deps();
+    if (has_subscribers()) begin_events();
+  }
+  void copy_txn_deps();
 
   std::string import_origin;  // origin tag of the import in progress (for events)
   // False forces every Text / List straight to a Fugue Seq (tests compare both).
@@ -244,6 +272,9 @@ class DocCore {
   // Tests: verify the tracker's prepare state from scratch before every
   // sequence op (Seq::check_prepare; O(elements) per op).
   bool check_tracker = false;
+  // False sends every commit down the general path (tests compare both
+  // against commit_in_place).
+  bool fast_commit = true;
   bool auto_commit = false;
   bool record_timestamp = false;
   int64_t merge_interval = 1000;

@@ -101,7 +101,11 @@ Result<Value> Doc::get_value(const ContainerId& id) const {
   return core_->container_value(*core_->state, it->second, true);
 }
 
-Status Doc::commit(const CommitOptions& options) { return core_->commit(options); }
+Status Doc::commit(const CommitOptions& options) {
+  // The keystroke commit without the general path's call frame.
+  if (core_->txn_ops.size() == 1 && core_->commit_in_place(options)) return Status();
+  return core_->commit(options);
+}
 void Doc::set_auto_commit(bool on) { core_->auto_commit = on; }
 void Doc::set_record_timestamp(bool on) { core_->record_timestamp = on; }
 void Doc::set_change_merge_interval(int64_t seconds) { core_->merge_interval = seconds; }

@@ -35,9 +35,21 @@ const detail::ContainerState* cstate_if(const DocCore& core, const ContainerId& 
   return core.state->containers[it->second].get();
 }
 
-Status finish(DocCore& core, Status st) {
-  if (st.ok() && core.auto_commit) return core.commit({});
+// Out of line: building the default CommitOptions is most of a call site.
+[[gnu::noinline]] Status commit_now(DocCore& core) { return core.commit({}); }
+
+// Auto-commits after a successful edit (inline: every keystroke passes here).
+inline Status finish(DocCore& core, Status st) {
+  if (st.ok() && core.auto_commit) return commit_now(core);
   return st;
+}
+
+// container_state of the live state without its out-of-line call when the
+// container's state exists (the keystroke case).
+detail::ContainerState& live_state(DocCore& core, uint32_t idx) {
+  const auto& slots = core.state->containers;
+  if (idx < slots.size() && slots[idx]) return *slots[idx];
+  return core.container_state(*core.state, idx);
 }
 
 Counter next_counter(const DocCore& core) {
@@ -120,9 +132,39 @@ bool ContainerRef::is_attached_to_root() const {
 
 Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
   if (!core_) return gone();
-  WEFT_RETURN_IF_ERROR(validate_utf8(text));
+  // Code points: ASCII text (the keystroke case) is copied while checking
+  // that it is ASCII; anything else is validated, then decoded. A UTF-8
+  // string has at most as many code points as bytes.
+  constexpr size_t kSmall = 64;
+  uint32_t small[kSmall];
+  std::vector<uint32_t> big;
+  uint32_t* cps = small;
+  if (text.size() > kSmall) {
+    big.resize(text.size());
+    cps = big.data();
+  }
+  size_t n = text.size();
+  unsigned high = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    cps[i] = byte;
+    high |= byte;
+  }
+  if (high >= 0x80) {
+    WEFT_RETURN_IF_ERROR(validate_utf8(text));
+    n = 0;
+    for (size_t i = 0; i < text.size();) {
+      const auto byte = static_cast<unsigned char>(text[i]);
+      if (byte < 0x80) {
+        cps[n++] = byte;
+        ++i;
+      } else {
+        cps[n++] = decode_utf8_unchecked(text, i);
+      }
+    }
+  }
   const uint32_t idx = doc_index();
-  auto& cs = core_->container_state(*core_->state, idx);
+  auto& cs = live_state(*core_, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
   size_t entity = pos;
   // A plain state holds no style anchors: a unicode position is its entity
@@ -132,32 +174,14 @@ Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
     entity = b.entity;
   }
   if (text.empty()) return Status();
-  // A UTF-8 string has at most as many code points as bytes.
-  constexpr size_t kSmall = 64;
-  uint32_t small[kSmall];
-  std::vector<uint32_t> big;
-  uint32_t* cps = small;
-  if (text.size() > kSmall) {
-    big.resize(text.size());
-    cps = big.data();
-  }
-  size_t n = 0;
-  for (size_t i = 0; i < text.size();) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte < 0x80) {
-      cps[n++] = byte;
-      ++i;
-    } else {
-      cps[n++] = decode_utf8_unchecked(text, i);
-    }
-  }
-  return finish(*core_, core_->local_text_insert(idx, cs, static_cast<int32_t>(entity), cps, n));
+  return finish(*core_,
+                core_->local_text_insert(idx, cs, static_cast<int32_t>(entity), cps, n, text));
 }
 
 Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
   if (!core_) return gone();
   const uint32_t idx = doc_index();
-  auto& cs = core_->container_state(*core_->state, idx);
+  auto& cs = live_state(*core_, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
   if (len > SIZE_MAX - pos) return out_of_range("delete range end overflows");
   size_t from = pos, to = pos + len;  // unicode units

@@ -126,22 +126,9 @@ bool Frontiers::contains(const ID& id) const {
   return std::binary_search(ids_.begin(), ids_.end(), id);
 }
 
-namespace {
-
-// The general case of Frontiers::assign, kept out of line so the one-ID
-// path needs no stack frame.
-[[gnu::noinline]] void assign_one(std::vector<ID>& ids, const ID& id) { ids.assign(1, id); }
-
-}  // namespace
-
-void Frontiers::assign(const ID& id) {
-  // A local commit replaces a one-ID frontier by another: overwrite in place.
-  if (ids_.size() == 1) {
-    ids_[0] = id;
-    return;
-  }
-  assign_one(ids_, id);
-}
+// The general case of Frontiers::assign (out of line: the one-ID path needs
+// no stack frame).
+void Frontiers::assign_slow(const ID& id) { ids_.assign(1, id); }
 
 void Frontiers::push(const ID& id) {
   auto it = std::lower_bound(ids_.begin(), ids_.end(), id);

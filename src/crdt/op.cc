@@ -36,6 +36,8 @@ size_t put_utf8(char* out, uint32_t cp) {
 
 }  // namespace
 
+void Op::ExtraDeleter::operator()(OpExtra* extra) const { delete extra; }
+
 const std::vector<Value> Op::kNoValues;
 const std::string Op::kNoKey;
 const Value Op::kNoValue;
@@ -175,8 +177,6 @@ void OpText::append(const uint32_t* cps, size_t n) {
   append_bytes(out, w, n);
 }
 
-void OpText::append(const OpText& o) { append_bytes(o.data(), o.bytes(), o.size()); }
-
 void OpText::push_back(char32_t cp) {
   const auto c = static_cast<uint32_t>(cp);
   append(&c, 1);
@@ -237,7 +237,7 @@ Op& Op::operator=(const Op& o) {
   pos = o.pos;
   len = o.len;
   text = o.text;
-  extra_ = o.extra_ ? std::make_unique<OpExtra>(*o.extra_) : nullptr;
+  extra_.reset(o.extra_ ? new OpExtra(*o.extra_) : nullptr);
   return *this;
 }
 

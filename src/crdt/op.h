@@ -74,7 +74,34 @@ class OpText {
   // (copies and edits make a heap block of their own).
   void assign_utf8(std::string_view utf8, size_t units, OpTextPool& pool);
   void append(const uint32_t* cps, size_t n);
-  void append(const OpText& o);
+  // Appends `o`. Inline for the keystroke commit: a short (inline) text goes
+  // into a heap block with room as one 8-byte store.
+  [[gnu::always_inline]] void append(const OpText& o) {
+    Block* b = block();
+    if (o.is_inline() && b && b->cap >= b->bytes + 8) {
+      const uint64_t payload = o.bits_ >> 8;  // the inline bytes, then zeros
+      std::memcpy(reinterpret_cast<char*>(b + 1) + b->bytes, &payload, 8);
+      b->bytes += static_cast<uint32_t>((o.bits_ >> 4) & 7);
+      b->units += static_cast<uint32_t>((o.bits_ >> 1) & 7);
+      return;
+    }
+    append_bytes(o.data(), o.bytes(), o.size());
+  }
+  // Appends valid UTF-8 `utf8` holding `units` code points. Inline for the
+  // keystroke path: a few bytes joining an inline (or empty) text.
+  void append_utf8(std::string_view utf8, size_t units) {
+    if (utf8.empty()) return;
+    const size_t used = (bits_ >> 4) & 7;  // 0 when empty
+    if (is_inline_or_empty() && used + utf8.size() <= kInlineMax) {
+      uint64_t w = bits_ & ~uint64_t{0xFF};
+      for (size_t k = 0; k < utf8.size(); ++k)
+        w |= uint64_t{static_cast<unsigned char>(utf8[k])} << (8 * (1 + used + k));
+      const uint64_t total_units = ((bits_ >> 1) & 7) + units;
+      bits_ = w | 1 | (total_units << 1) | ((used + utf8.size()) << 4);
+      return;
+    }
+    append_bytes(utf8.data(), utf8.size(), units);
+  }
   void push_back(char32_t cp);
   // Writes the first `n` code points to out[0, n). REQUIRES: n <= size().
   void decode(size_t n, uint32_t* out) const;
@@ -98,7 +125,7 @@ class OpText {
     uint32_t bytes;
     uint32_t cap;
   };
-  void release() {
+  [[gnu::always_inline]] void release() {
     Block* b = block();
     if (b && b->cap) std::free(b);
   }
@@ -190,10 +217,15 @@ struct Op {
   static const std::string kNoKey;
   static const Value kNoValue;
   OpExtra& extra() {
-    if (!extra_) extra_ = std::make_unique<OpExtra>();
+    if (!extra_) extra_.reset(new OpExtra());
     return *extra_;
   }
-  std::unique_ptr<OpExtra> extra_;
+  // Deletes out of line, so that destroying an op without a payload (every
+  // text op: the keystroke commit drops one each time) is an inline test.
+  struct ExtraDeleter {
+    void operator()(OpExtra* extra) const;
+  };
+  std::unique_ptr<OpExtra, ExtraDeleter> extra_;
 };
 
 // Drops the first `k` units of `op` (0 < k < atom_len()).

@@ -173,27 +173,13 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
   return status;
 }
 
-Status DocCore::check_editable(uint32_t container) const {
-  if (detached) {
-    return failed_precondition(
-        "the doc is detached (checked out to an old version); "
-        "call checkout_to_latest() before editing");
-  }
-  (void)container;
-  return Status();
+Status DocCore::detached_error() {
+  return failed_precondition(
+      "the doc is detached (checked out to an old version); "
+      "call checkout_to_latest() before editing");
 }
 
-void DocCore::open_txn() {
-  if (!txn_ops.empty()) return;
-  txn_start = oplog_vv.get(self);
-  txn_len = 0;
-  // After a local commit the state frontier is one ID: no vector copy.
-  if (state_frontiers.size() == 1)
-    txn_deps.assign(state_frontiers.ids()[0]);
-  else
-    txn_deps = state_frontiers;
-  if (has_subscribers()) begin_events();
-}
+void DocCore::copy_txn_deps() { txn_deps = state_frontiers; }
 
 Status DocCore::local_op(Op&& op) {
   open_txn();
@@ -228,13 +214,13 @@ Status DocCore::local_op(Op&& op) {
 }
 
 Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
-                                  const uint32_t* cps, size_t n) {
+                                  const uint32_t* cps, size_t n, std::string_view utf8) {
   if (!cs.plain) {
     Op op;
     op.kind = OpKind::kTextInsert;
     op.container = idx;
     op.pos = pos;
-    op.text.assign(cps, n);
+    op.text.append_utf8(utf8, n);
     return local_op(std::move(op));
   }
   open_txn();
@@ -249,11 +235,11 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
     Op& last = txn_ops.back();
     if (last.kind == OpKind::kTextInsert && last.container == idx &&
         last.pos + static_cast<int32_t>(last.text.size()) == pos) {
-      last.text.append(cps, n);
+      last.text.append_utf8(utf8, n);
       return Status();
     }
   }
-  new_txn_op(txn_ops, OpKind::kTextInsert, idx, counter, pos).text.assign(cps, n);
+  new_txn_op(txn_ops, OpKind::kTextInsert, idx, counter, pos).text.append_utf8(utf8, n);
   return Status();
 }
 
@@ -280,17 +266,61 @@ Status DocCore::local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, 
   return Status();
 }
 
-Status DocCore::commit(const CommitOptions& options) {
-  if (txn_ops.empty()) return Status();
-  const Counter start = txn_start, len = txn_len;
-  int64_t ts = 0;
-  if (options.timestamp) {
-    ts = *options.timestamp;
-  } else if (record_timestamp) {
-    ts = std::chrono::duration_cast<std::chrono::seconds>(
+int64_t DocCore::commit_timestamp(const CommitOptions& options) const {
+  if (options.timestamp) return *options.timestamp;
+  if (!record_timestamp) return 0;
+  return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
-             .count();
+      .count();
+}
+
+bool DocCore::commit_in_place(const CommitOptions& options) {
+  // Whatever observes a commit (events, the UndoManager's hooks, local
+  // update bytes) takes the general path, as does a transaction of several ops.
+  if (txn_ops.size() != 1 || !fast_commit || gathering || !commit_hooks.empty() ||
+      !local_update_subscribers.empty() || changes.empty()) {
+    return false;
   }
+  // The merge rule of the general path: this peer's change is the latest in
+  // the log, the transaction starts right on top of it ...
+  Change& last = changes.back();
+  const auto& deps = txn_deps.ids();
+  if (last.peer != self || last.end() != txn_start || deps.size() != 1 ||
+      deps[0] != ID{peer, txn_start - 1}) {
+    return false;
+  }
+  // ... within the merge interval and with the same message.
+  int64_t ts = 0;
+  if (options.timestamp || record_timestamp) ts = commit_timestamp(options);  // no call: 0
+  ts = std::max(ts, last.timestamp);
+  if (ts - last.timestamp > merge_interval || last.msg != options.message) return false;
+  Op& op = txn_ops.front();
+  Op& run = last.ops.back();
+  // Typing on at the end of the change's last insert (checked inline: the
+  // counters are adjacent, as the change's last op ends where the txn starts).
+  if (op.kind == OpKind::kTextInsert && run.kind == OpKind::kTextInsert &&
+      op.container == run.container && run.pos + static_cast<int32_t>(run.text.size()) == op.pos) {
+    run.text.append(op.text);
+  } else if (!extend_op(run, op)) {
+    last.ops.push_back(std::move(op));
+  }
+  txn_ops.pop_back();
+  last.len += txn_len;
+  txn_len = 0;
+  txn_map_prev.clear();
+  const Counter end = last.end();
+  // This peer's change is in the log, so its entry exists (no resize).
+  oplog_vv.ends[self] = end;
+  const ID head{peer, end - 1};
+  oplog_frontiers.assign(head);
+  state_frontiers.assign(head);
+  return true;
+}
+
+Status DocCore::commit(const CommitOptions& options) {
+  if (txn_ops.empty() || commit_in_place(options)) return Status();
+  const Counter start = txn_start, len = txn_len;
+  int64_t ts = commit_timestamp(options);
   // Merge into the previous change the way Loro does: the commit continues
   // this peer's last change (the latest in the log) directly on top of it,
   // within the merge interval and with the same message.

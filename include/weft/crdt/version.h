@@ -76,8 +76,14 @@ class Frontiers {
   // Adds `id` (keeps the list sorted; does not remove dominated IDs, which
   // needs the causal graph).
   void push(const ID& id);
-  // Makes `id` the only ID (reusing the storage: a local commit does this).
-  void assign(const ID& id);
+  // Makes `id` the only ID (reusing the storage: a local commit does this;
+  // inline because every keystroke commit replaces a one-ID frontier).
+  void assign(const ID& id) {
+    if (ids_.size() == 1)
+      ids_[0] = id;
+    else
+      assign_slow(id);
+  }
 
   // [{"peer":"<decimal>","counter":N},...] as compact JSON.
   std::string to_json_string() const;
@@ -85,6 +91,7 @@ class Frontiers {
   friend bool operator==(const Frontiers&, const Frontiers&) = default;
 
  private:
+  void assign_slow(const ID& id);
   std::vector<ID> ids_;
 };
 

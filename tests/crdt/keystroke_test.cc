@@ -1,0 +1,295 @@
+// The keystroke commit (DocCore::commit_in_place) against the general commit
+// path: random typing sessions with random commit options, subscribers,
+// undo managers, auto-commit and remote imports give byte-identical exports,
+// the same value, versions, change lists, events and local-update bytes
+// whether or not the in-place path may run.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "crdt/core.h"
+#include "weft/crdt/doc.h"
+#include "weft/crdt/undo.h"
+
+namespace weft::crdt {
+namespace {
+
+const std::vector<std::string> kTyped = {
+    "a", "b", " ", "xy", "é", "😀", "中", "e\u0301", "\n", "long enough to leave the inline text"};
+
+// Everything an event says, as one string.
+std::string describe(const DocEvent& e) {
+  std::string s = std::to_string(static_cast<int>(e.by)) + "|" + e.origin + "|" +
+                  (e.message ? "m:" + *e.message : "-") + "|" + e.from.to_json_string() + "|" +
+                  e.to.to_json_string();
+  for (const ContainerDiff& d : e.diffs) {
+    s += "|" + d.target.to_string() + ":";
+    if (const auto* t = std::get_if<TextDelta>(&d.diff)) {
+      for (const auto& i : *t)
+        s += std::to_string(static_cast<int>(i.kind)) + "," + std::to_string(i.len) + "," + i.text +
+             ";";
+    } else if (const auto* l = std::get_if<ListDelta>(&d.diff)) {
+      for (const auto& i : *l) {
+        s += std::to_string(static_cast<int>(i.kind)) + "," + std::to_string(i.len) + ",";
+        for (const auto& v : i.values) s += v.to_json_string() + ",";
+        s += ";";
+      }
+    } else if (const auto* m = std::get_if<MapDelta>(&d.diff)) {
+      for (const auto& [k, v] : m->updated) s += k + "=" + (v ? v->to_json_string() : "del") + ";";
+    } else {
+      s += std::to_string(std::get<CounterDelta>(d.diff).delta);
+    }
+  }
+  return s;
+}
+
+std::string describe(const std::vector<ChangeMeta>& changes) {
+  std::string s;
+  for (const ChangeMeta& c : changes) {
+    s += c.id.to_string() + " len " + std::to_string(c.len) + " lamport " +
+         std::to_string(c.lamport) + " ts " + std::to_string(c.timestamp) + " msg " +
+         (c.message ? *c.message : "-") + " deps";
+    for (const ID& d : c.deps) s += " " + d.to_string();
+    s += "\n";
+  }
+  return s;
+}
+
+// One replica of the session and what its observers saw.
+struct Replica {
+  explicit Replica(bool fast) : doc(7) { doc.core()->fast_commit = fast; }
+  Doc doc;
+  std::vector<std::string> seen;  // events and local-update bytes, in order
+  std::vector<Subscription> subs;
+  std::unique_ptr<UndoManager> undo;
+  size_t cursor = 0;
+};
+
+// One step of a random session; `r` picks positions, texts and options.
+struct Step {
+  int kind = 0;
+  uint32_t r = 0;
+  uint32_t s = 0;
+};
+
+// Applies `step` to `rep`; `remote` is the blob a remote step imports.
+void apply(Replica& rep, const Step& step, const std::string& remote) {
+  Doc& doc = rep.doc;
+  TextRef text = doc.get_text("t");
+  const size_t len = text.len();
+  rep.cursor = std::min(rep.cursor, len);
+  switch (step.kind) {
+    case 0:
+    case 1:
+    case 2:
+    case 3:
+    case 4: {  // typing at the cursor (the keystroke case)
+      const std::string& piece = kTyped[step.r % (step.kind == 4 ? kTyped.size() : 3)];
+      RC_ASSERT(text.insert(rep.cursor, piece).ok());
+      rep.cursor = text.len() - (len - rep.cursor);
+      break;
+    }
+    case 5:
+      rep.cursor = step.r % (len + 1);
+      break;
+    case 6:  // backspace
+      if (rep.cursor > 0) RC_ASSERT(text.erase(--rep.cursor, 1).ok());
+      break;
+    case 7:  // forward delete
+      if (rep.cursor < len) RC_ASSERT(text.erase(rep.cursor, 1).ok());
+      break;
+    case 8:
+      if (len > 0) {
+        const size_t at = step.r % len;
+        RC_ASSERT(text.erase(at, 1 + step.s % std::min<size_t>(len - at, 5)).ok());
+      }
+      break;
+    case 9:
+    case 10: {  // a commit with options
+      CommitOptions o;
+      if (step.r % 3 == 1) o.message = "m" + std::to_string(step.s % 2);
+      if (step.r % 5 >= 3) o.timestamp = static_cast<int64_t>(step.s % 4000) - 1000;
+      if (step.s % 3 == 0) o.origin = step.s % 2 ? "x-skip" : "user";
+      RC_ASSERT(doc.commit(o).ok());
+      break;
+    }
+    case 11:
+    case 12:
+      RC_ASSERT(doc.commit().ok());
+      break;
+    case 13:  // another container in the same transaction
+      RC_ASSERT(
+          doc.get_map("m").set("k" + std::to_string(step.r % 3), Value(int64_t(step.s))).ok());
+      break;
+    case 14:
+      RC_ASSERT(doc.get_text("u").insert(0, kTyped[step.r % kTyped.size()]).ok());
+      break;
+    case 15:
+      RC_ASSERT(text.splice(rep.cursor, step.r % 2 && rep.cursor < len ? 1 : 0, "zq").ok());
+      break;
+    case 16:
+      if (!remote.empty()) RC_ASSERT(doc.import(remote).ok());
+      break;
+    case 17: {  // observers come and go, also while a transaction is open
+      switch (step.r % 5) {
+        case 0:
+          rep.subs.push_back(
+              doc.subscribe_root([&rep](const DocEvent& e) { rep.seen.push_back(describe(e)); }));
+          break;
+        case 1:
+          rep.subs.push_back(doc.subscribe(
+              text.id(), [&rep](const DocEvent& e) { rep.seen.push_back("t " + describe(e)); }));
+          break;
+        case 2:
+          rep.subs.push_back(doc.subscribe_local_update(
+              [&rep](const std::string& bytes) { rep.seen.push_back("bytes " + bytes); }));
+          break;
+        case 3:
+          if (!rep.undo) {
+            rep.undo = std::make_unique<UndoManager>(doc);
+            rep.undo->add_exclude_origin_prefix("x-");
+          } else {
+            rep.undo.reset();
+          }
+          break;
+        default:
+          if (!rep.subs.empty()) rep.subs.erase(rep.subs.begin() + step.s % rep.subs.size());
+          break;
+      }
+      break;
+    }
+    case 18:
+      if (rep.undo) {
+        auto undone = rep.undo->undo();
+        RC_ASSERT(undone.ok());
+        rep.seen.push_back(*undone ? "undo" : "no undo");
+      }
+      break;
+    case 19:
+      doc.set_auto_commit(step.r % 2 == 1);
+      break;
+    default:
+      doc.set_change_merge_interval(step.r % 3 == 0 ? -1 : step.r % 3 == 1 ? 0 : 1000);
+      break;
+  }
+}
+
+// Everything observable about a replica's history and state.
+void expect_same(const Replica& a, const Replica& b) {
+  RC_ASSERT(a.doc.to_json_string() == b.doc.to_json_string());
+  RC_ASSERT(a.doc.version().to_json_string() == b.doc.version().to_json_string());
+  RC_ASSERT(a.doc.oplog_version().to_json_string() == b.doc.oplog_version().to_json_string());
+  RC_ASSERT(a.doc.frontiers() == b.doc.frontiers());
+  RC_ASSERT(a.doc.oplog_frontiers() == b.doc.oplog_frontiers());
+  RC_ASSERT(describe(a.doc.changes()) == describe(b.doc.changes()));
+  RC_ASSERT(a.doc.export_updates() == b.doc.export_updates());
+  RC_ASSERT(a.doc.export_snapshot() == b.doc.export_snapshot());
+  RC_ASSERT(a.doc.export_json_updates() == b.doc.export_json_updates());
+  RC_ASSERT(a.seen == b.seen);
+}
+
+RC_GTEST_PROP(KeystrokeCommit, InPlaceMatchesGeneralPath, ()) {
+  Replica fast(true), slow(false);
+  Doc remote(99);
+  const int steps = *rc::gen::inRange(1, 120);
+  for (int i = 0; i < steps; ++i) {
+    // Mostly typing and plain commits, as an editor does.
+    const int pick = *rc::gen::inRange(0, 40);
+    Step step;
+    step.kind = pick < 21 ? pick : pick < 30 ? pick % 5 : pick < 36 ? 11 : 6 + pick % 3;
+    step.r = *rc::gen::arbitrary<uint32_t>();
+    step.s = *rc::gen::arbitrary<uint32_t>();
+    std::string blob;
+    if (step.kind == 16) {
+      // The remote peer sometimes saw our latest change (then its edit is
+      // the next dep) and sometimes not (a concurrent edit).
+      if (step.s % 2) RC_ASSERT(remote.import(fast.doc.export_updates()).ok());
+      const VersionVector before = remote.oplog_version();
+      RC_ASSERT(remote.get_text("t").insert(0, kTyped[step.r % kTyped.size()]).ok());
+      RC_ASSERT(remote.commit().ok());
+      blob = remote.export_updates(before);
+    }
+    apply(fast, step, blob);
+    apply(slow, step, blob);
+    if (step.kind == 11 || step.kind == 9) expect_same(fast, slow);
+  }
+  RC_ASSERT(fast.doc.commit().ok());
+  RC_ASSERT(slow.doc.commit().ok());
+  expect_same(fast, slow);
+  // The replicas' histories load into a third doc identically.
+  Doc copy_fast(5), copy_slow(5);
+  RC_ASSERT(copy_fast.import(fast.doc.export_snapshot()).ok());
+  RC_ASSERT(copy_slow.import(slow.doc.export_updates()).ok());
+  RC_ASSERT(copy_fast.to_json_string() == copy_slow.to_json_string());
+}
+
+TEST(KeystrokeCommit, TypingExtendsOneChangeInPlace) {
+  Doc doc(3);
+  TextRef text = doc.get_text("t");
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(text.insert(static_cast<size_t>(i), "x").ok());
+    ASSERT_TRUE(doc.commit().ok());
+  }
+  for (int i = 0; i < 10; ++i) {  // backspace
+    ASSERT_TRUE(text.erase(99 - static_cast<size_t>(i), 1).ok());
+    ASSERT_TRUE(doc.commit().ok());
+  }
+  for (int i = 0; i < 5; ++i) {  // forward delete
+    ASSERT_TRUE(text.erase(10, 1).ok());
+    ASSERT_TRUE(doc.commit().ok());
+  }
+  ASSERT_EQ(doc.change_count(), 1u);
+  EXPECT_EQ(doc.op_count(), 115u);
+  EXPECT_EQ(text.to_string(), std::string(85, 'x'));
+  const auto& core = *doc.core();
+  // One insert run, one backspace run, one forward-delete run.
+  ASSERT_EQ(core.changes.size(), 1u);
+  const auto& ops = core.changes[0].ops;
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops[0].text.size(), 100u);
+  EXPECT_EQ(ops[1].len, -10);
+  EXPECT_EQ(ops[2].len, 5);
+  EXPECT_EQ(doc.frontiers(), Frontiers({ID{3, 114}}));
+  EXPECT_EQ(doc.version().get(3), 115);
+  // A different message starts a new change.
+  ASSERT_TRUE(text.insert(0, "y").ok());
+  CommitOptions o;
+  o.message = "other";
+  ASSERT_TRUE(doc.commit(o).ok());
+  EXPECT_EQ(doc.change_count(), 2u);
+  // The round trip keeps the merged change.
+  Doc copy(4);
+  ASSERT_TRUE(copy.import(doc.export_snapshot()).ok());
+  EXPECT_EQ(copy.get_text("t").to_string(), "y" + std::string(85, 'x'));
+  EXPECT_EQ(copy.change_count(), 2u);
+}
+
+TEST(KeystrokeCommit, LongTypingGrowsTheOpTextAcrossBlocks) {
+  // Appends of short texts into a heap block of the change's last op: the
+  // 8-byte store path and the grow path alternate.
+  Doc fast(3), slow(3);
+  slow.core()->fast_commit = false;
+  std::string expect;
+  for (int i = 0; i < 500; ++i) {
+    const std::string piece = i % 7 == 0 ? "😀" : i % 5 == 0 ? "abcdefg" : "q";
+    for (Doc* d : {&fast, &slow}) {
+      ASSERT_TRUE(d->get_text("t").insert(d->get_text("t").len(), piece).ok());
+      ASSERT_TRUE(d->commit().ok());
+    }
+    expect += piece;
+  }
+  EXPECT_EQ(fast.get_text("t").to_string(), expect);
+  EXPECT_EQ(fast.export_updates(), slow.export_updates());
+  EXPECT_EQ(fast.change_count(), 1u);
+  ASSERT_EQ(fast.core()->changes[0].ops.size(), 1u);
+  EXPECT_EQ(fast.core()->changes[0].ops[0].text.utf8(), expect);
+}
+
+}  // namespace
+}  // namespace weft::crdt
