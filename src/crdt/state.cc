@@ -173,11 +173,25 @@ Status DocCore::apply_change(State& s, const Change& ch, Counter to) {
   DenseVv vv_storage;
   if (!fast) vv_storage = ch.deps_vv;
   DenseVv* vv = fast ? nullptr : &vv_storage;
+  // The linear-history loop: runs of positional ops on one plain Text / List
+  // go straight to apply_plain (same effects as apply_op's plain branch).
+  ContainerState* plain_cs = nullptr;
+  uint32_t plain_container = UINT32_MAX;
   for (const Op& op : ch.ops) {
     if (op.counter >= to) break;
     Counter n = std::min(op.atom_len(), to - op.counter);
+    const bool positional = op.kind == OpKind::kTextInsert || op.kind == OpKind::kSeqDelete ||
+                            op.kind == OpKind::kListInsert;
+    if (fast && positional && op.container == plain_container && plain_cs->plain) {
+      if (gathering) touch(op.container);
+      WEFT_RETURN_IF_ERROR(apply_plain(s, *plain_cs, op, ch.peer, n));
+      continue;
+    }
     Lamport lamport = ch.lamport + static_cast<Lamport>(op.counter - ch.counter);
     WEFT_RETURN_IF_ERROR(apply_op(s, op, ch.peer, lamport, n, vv));
+    // Containers are heap nodes: the pointer stays valid while `s` lives.
+    plain_cs = s.containers[op.container].get();
+    plain_container = plain_cs && plain_cs->plain ? op.container : UINT32_MAX;
   }
   return Status();
 }
