@@ -185,13 +185,13 @@ class DocCore {
   int64_t commit_timestamp(const CommitOptions& options) const;
   // Applies a local op to the state and the open transaction.
   Status local_op(Op&& op);
-  // The keystroke path: same effects as local_op of a text insert of code
-  // points cps[0, n) at unicode position `pos` of Text `idx`, but when the
-  // text is plain it builds no Op: it appends to the open transaction's last
-  // op when the insert continues it, else constructs the op in place.
-  // REQUIRES: cs is container_state(*state, idx); `utf8` is cps[0, n) as UTF-8.
-  Status local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos, const uint32_t* cps,
-                           size_t n, std::string_view utf8);
+  // The keystroke path: same effects as local_op of a text insert of valid
+  // UTF-8 `utf8` (n code points) at unicode position `pos` of Text `idx`,
+  // but when the text is plain it builds no Op: it appends to the open
+  // transaction's last op when the insert continues it, else constructs the
+  // op in place. REQUIRES: cs is container_state(*state, idx).
+  Status local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos, std::string_view utf8,
+                           size_t n);
   // Same for deleting units [pos, pos + n) of a plain Text / List with known
   // ids, whose ids are (id_peer, id_counter + k) (forward-delete and
   // backspace runs extend in place).

@@ -5,6 +5,7 @@
 
 #include "crdt/core.h"
 #include "weft/base/diff.h"
+#include "weft/base/utf.h"
 
 namespace weft::crdt {
 
@@ -132,36 +133,12 @@ bool ContainerRef::is_attached_to_root() const {
 
 Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
   if (!core_) return gone();
-  // Code points: ASCII text (the keystroke case) is copied while checking
-  // that it is ASCII; anything else is validated, then decoded. A UTF-8
-  // string has at most as many code points as bytes.
-  constexpr size_t kSmall = 64;
-  uint32_t small[kSmall];
-  std::vector<uint32_t> big;
-  uint32_t* cps = small;
-  if (text.size() > kSmall) {
-    big.resize(text.size());
-    cps = big.data();
-  }
+  // The op and the plain state both keep UTF-8: only the code point count is
+  // needed. ASCII text (the keystroke case) skips the full validation.
   size_t n = text.size();
-  unsigned high = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    cps[i] = byte;
-    high |= byte;
-  }
-  if (high >= 0x80) {
+  if (!detail::is_all_ascii(text)) {
     WEFT_RETURN_IF_ERROR(validate_utf8(text));
-    n = 0;
-    for (size_t i = 0; i < text.size();) {
-      const auto byte = static_cast<unsigned char>(text[i]);
-      if (byte < 0x80) {
-        cps[n++] = byte;
-        ++i;
-      } else {
-        cps[n++] = decode_utf8_unchecked(text, i);
-      }
-    }
+    n = count_unicode_unchecked(text);
   }
   const uint32_t idx = doc_index();
   auto& cs = live_state(*core_, idx);
@@ -174,8 +151,7 @@ Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
     entity = b.entity;
   }
   if (text.empty()) return Status();
-  return finish(*core_,
-                core_->local_text_insert(idx, cs, static_cast<int32_t>(entity), cps, n, text));
+  return finish(*core_, core_->local_text_insert(idx, cs, static_cast<int32_t>(entity), text, n));
 }
 
 Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {

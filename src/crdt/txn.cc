@@ -214,7 +214,7 @@ Status DocCore::local_op(Op&& op) {
 }
 
 Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
-                                  const uint32_t* cps, size_t n, std::string_view utf8) {
+                                  std::string_view utf8, size_t n) {
   if (!cs.plain) {
     Op op;
     op.kind = OpKind::kTextInsert;
@@ -226,7 +226,7 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
   open_txn();
   const Counter counter = txn_start + txn_len;
   if (gathering) touch(idx);
-  Status st = cs.plain->insert(self, counter, static_cast<uint32_t>(pos), cps, n);
+  Status st = cs.plain->insert_utf8(self, counter, static_cast<uint32_t>(pos), utf8, n);
   if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
   advance_vv(*state, self, counter + static_cast<Counter>(n));
   txn_len += static_cast<Counter>(n);
