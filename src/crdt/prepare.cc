@@ -58,6 +58,10 @@ Status DocCore::prepare_ops(Seq& seq, uint32_t container, uint32_t peer, Counter
 Status DocCore::prepare_seq(State& s, uint32_t container, const DenseVv* target) {
   Seq& seq = *s.containers[container]->seq;
   if (target == nullptr && seq.prepare_is_all()) return Status();
+  // The next op of the same change (or of a change at the same version): the
+  // tracker is already there, which one compare of the vectors shows.
+  if (target != nullptr && !seq.prepare_is_all() && seq.prepare_vv().ends == target->ends)
+    return Status();
   const DenseVv& from = seq.prepare_is_all() ? s.vv : seq.prepare_vv();
   const DenseVv& to = target ? *target : s.vv;
   const size_t peers = std::max(from.ends.size(), to.ends.size());

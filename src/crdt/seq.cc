@@ -82,31 +82,38 @@ Status Seq::prepare_delete(uint32_t peer, int32_t counter, int32_t n, bool advan
   });
 }
 
-void Seq::count(uint32_t idx, int sign, uint32_t ci) {
-  const Elem& e = arena_[idx];
+void Seq::weigh(const Elem& e, int sign, Delta& d) const {
   if (e.del_peer != kNone) return;
+  d.vis += sign;
+  if (!is_text_) {
+    d.chars += sign;
+    d.u16 += sign;
+    d.u8 += sign;
+  } else if (e.content < kStartAnchor) {
+    d.chars += sign;
+    d.u16 += sign * (e.content > 0xFFFF ? 2 : 1);
+    d.u8 += sign * int64_t(utf8_width(e.content));
+  }
+}
+
+void Seq::apply_delta(uint32_t ci, const Delta& d) {
   Chunk& c = chunks_[ci];
-  const bool before_cache = ci < cache_.ci;
-  c.vis += sign;
-  total_vis_ += sign;
-  if (before_cache) cache_.vis += sign;
-  if (is_text_ && e.content >= kStartAnchor) return;
-  size_t u16 = 1, u8 = 1;
-  if (is_text_) {
-    u16 = e.content > 0xFFFF ? 2 : 1;
-    u8 = utf8_width(e.content);
+  c.vis = static_cast<uint32_t>(c.vis + d.vis);
+  c.chars = static_cast<uint32_t>(c.chars + d.chars);
+  c.u16 = static_cast<uint32_t>(c.u16 + d.u16);
+  c.u8 = static_cast<uint32_t>(c.u8 + d.u8);
+  c.pvis = static_cast<uint32_t>(c.pvis + d.pvis);
+  total_vis_ = static_cast<size_t>(int64_t(total_vis_) + d.vis);
+  total_chars_ = static_cast<size_t>(int64_t(total_chars_) + d.chars);
+  total_u16_ = static_cast<size_t>(int64_t(total_u16_) + d.u16);
+  total_u8_ = static_cast<size_t>(int64_t(total_u8_) + d.u8);
+  if (ci < cache_.ci) {
+    cache_.vis = static_cast<size_t>(int64_t(cache_.vis) + d.vis);
+    cache_.chars = static_cast<size_t>(int64_t(cache_.chars) + d.chars);
+    cache_.u16 = static_cast<size_t>(int64_t(cache_.u16) + d.u16);
+    cache_.u8 = static_cast<size_t>(int64_t(cache_.u8) + d.u8);
   }
-  c.chars += sign;
-  c.u16 += sign * int(u16);
-  c.u8 += sign * int(u8);
-  total_chars_ += sign;
-  total_u16_ += sign * int64_t(u16);
-  total_u8_ += sign * int64_t(u8);
-  if (before_cache) {
-    cache_.chars += sign;
-    cache_.u16 += sign * int64_t(u16);
-    cache_.u8 += sign * int64_t(u8);
-  }
+  if (ci < pcache_.ci) pcache_.pvis = static_cast<size_t>(int64_t(pcache_.pvis) + d.pvis);
 }
 
 void Seq::seek(int kind, size_t n) const {
@@ -201,13 +208,16 @@ Seq::Cur Seq::insert_run(Cur c, uint32_t first, uint32_t len) {
   {
     Chunk& ch = chunks_[c.ci];
     ch.items.insert(ch.items.begin() + c.off, len, 0);
+    Delta d;
     for (uint32_t k = 0; k < len; ++k) {
       const uint32_t idx = first + k;
+      Elem& e = arena_[idx];
       ch.items[c.off + k] = idx;
-      arena_[idx].chunk = ch.id;
-      if (pvisible(arena_[idx])) padd(c.ci, +1);
-      count(idx, +1, c.ci);
+      e.chunk = ch.id;
+      if (pvisible(e)) ++d.pvis;
+      weigh(e, +1, d);
     }
+    apply_delta(c.ci, d);
     if (ch.items.size() <= kChunkMax) return c;
   }
   // Split the chunk into m pieces of about kChunkMax / 2 (counts are
@@ -354,24 +364,26 @@ Status Seq::erase_one(uint32_t peer, int32_t counter, uint32_t pos, DenseVv* vv)
   if (vv) vv->set(peer, std::max(vv->get(peer), counter));
   auto found = find_visible(pos + 1, vv);
   if (!found.ok()) return found.status();
-  mark_deleted(*found, peer, counter);
+  const uint32_t idx = at(*found);
+  Delta d;
+  mark_deleted(idx, peer, counter, d);
+  apply_delta(found->ci, d);
+  add_run(del_runs_, peer, counter, idx);
   if (vv) vv->set(peer, std::max(vv->get(peer), counter + 1));
   return Status();
 }
 
-void Seq::mark_deleted(Cur c, uint32_t peer, int32_t counter) {
-  uint32_t idx = at(c);
+void Seq::mark_deleted(uint32_t idx, uint32_t peer, int32_t counter, Delta& d) {
   Elem& e = arena_[idx];
   if (e.del_peer == kNone) {
-    count(idx, -1, c.ci);
+    weigh(e, -1, d);
     e.del_peer = peer;
     e.del_counter = counter;
   }
   // The delete is part of the prepare version too (later units of its run,
   // and the next op when it is causal, see it).
-  if (pvisible(e)) padd(c.ci, -1);
+  if (pvisible(e)) --d.pvis;
   ++e.pdel;
-  add_run(del_runs_, peer, counter, idx);
 }
 
 Status Seq::erase_forward(uint32_t peer, int32_t counter, uint32_t pos, int32_t n, DenseVv* vv) {
@@ -379,18 +391,43 @@ Status Seq::erase_forward(uint32_t peer, int32_t counter, uint32_t pos, int32_t 
   if (vv) vv->set(peer, std::max(vv->get(peer), counter));
   auto found = find_visible(pos + 1, vv);
   if (!found.ok()) return found.status();
+  // Unit k deletes the k-th element visible in its version from the found
+  // one on (each unit's version holds the units before it). The run is
+  // walked chunk by chunk: counts change once per chunk, chunks with nothing
+  // visible are skipped whole, and the id -> target map gets whole runs.
   Cur c = *found;
-  for (int32_t k = 0; k < n; ++k) {
-    if (k > 0) {
-      // The next unit deletes the next element visible in its version.
-      advance(c);
-      while (!at_end(c) && !visible(at(c), vv)) advance(c);
-      if (at_end(c)) return out_of_range("delete run runs past the end of the op's version");
+  int32_t k = 0;
+  IdRun run{counter, 0, 0};
+  Status st;
+  while (true) {
+    const std::vector<uint32_t>& items = chunks_[c.ci].items;
+    Delta d;
+    for (; c.off < items.size() && k < n; ++c.off) {
+      const uint32_t idx = items[c.off];
+      if (!pvisible(arena_[idx])) continue;
+      mark_deleted(idx, peer, counter + k, d);
+      if (run.len > 0 && run.arena + run.len == idx) {
+        ++run.len;
+      } else {
+        if (run.len > 0) add_run(del_runs_, peer, run.counter, run.arena, run.len);
+        run = IdRun{counter + k, 1, idx};
+      }
+      ++k;
     }
-    mark_deleted(c, peer, counter + k);
-    if (vv) vv->set(peer, std::max(vv->get(peer), counter + k + 1));
+    apply_delta(c.ci, d);
+    if (k == n) break;
+    do {
+      ++c.ci;
+    } while (c.ci < chunks_.size() && chunks_[c.ci].pvis == 0);
+    c.off = 0;
+    if (c.ci >= chunks_.size()) {
+      st = out_of_range("delete run runs past the end of the op's version");
+      break;
+    }
   }
-  return Status();
+  if (run.len > 0) add_run(del_runs_, peer, run.counter, run.arena, run.len);
+  if (vv) vv->set(peer, std::max(vv->get(peer), counter + k));
+  return st;
 }
 
 Result<Seq::Boundary> Seq::locate(size_t n, int kind) const {

@@ -174,6 +174,17 @@ class Seq {
   Status for_targets(const std::vector<std::vector<IdRun>>& runs, uint32_t peer, int32_t counter,
                      int32_t n, F f);
   bool pvisible(const Elem& e) const { return e.pins && e.pdel == 0; }
+  // Count changes of one chunk, gathered over a run of its elements and
+  // applied once (per-unit updates of every counter and cache cost more than
+  // the element work itself on long runs).
+  struct Delta {
+    int64_t vis = 0, chars = 0, u16 = 0, u8 = 0, pvis = 0;
+  };
+  // Adds `sign` times the current-state weights of element `e` (nothing if it
+  // is deleted) to `d`.
+  void weigh(const Elem& e, int sign, Delta& d) const;
+  // Applies `d` to chunk `ci`, the totals and both prefix caches.
+  void apply_delta(uint32_t ci, const Delta& d);
   // Adds `sign` to the prepare count of chunk `ci` (and to the cached prefix).
   void padd(uint32_t ci, int sign) {
     chunks_[ci].pvis += sign;
@@ -195,7 +206,6 @@ class Seq {
   // version: the caller brought it there, or it is "all" when vv == nullptr).
   bool known(const Elem& e, const DenseVv* /*vv*/) const { return e.pins; }
   bool visible(uint32_t idx, const DenseVv* /*vv*/) const { return pvisible(arena_[idx]); }
-  void count(uint32_t idx, int sign, uint32_t ci);
   // Cursor cache: sums of the counts of chunks [0, ci). Edits are local, so
   // walking from the last chunk used makes position lookups ~O(1).
   struct Prefix {
@@ -222,7 +232,9 @@ class Seq {
     ++c.off;
     normalize(c);
   }
-  void mark_deleted(Cur c, uint32_t peer, int32_t counter);
+  // Records the delete of element `idx` by (peer, counter) into `d` (its
+  // chunk's counts) and the element; the caller records the id run.
+  void mark_deleted(uint32_t idx, uint32_t peer, int32_t counter, Delta& d);
   uint32_t at(Cur c) const { return chunks_[c.ci].items[c.off]; }
   // The k-th (1-based) entity of chunk `ci` for which vis(elem) holds, of
   // `count` such entities in the chunk.
