@@ -140,14 +140,16 @@ void PlainSeq::insert_at(uint32_t ci, size_t off, uint32_t peer, int32_t counter
     c.text.insert(offset_of(c, off), bytes, m);
   else
     c.values.insert(c.values.begin() + static_cast<ptrdiff_t>(off), values, values + n);
-  // Typing on after the last insert: its run is known, extend it in place.
-  IdRun* last = &c == hint_chunk_ && off == hint_end_ ? &c.runs[hint_run_] : nullptr;
-  if (last && last->peer == peer && last->counter + static_cast<int32_t>(last->len) == counter)
+  // Typing on after the last edit: its run is known, extend it in place.
+  IdRun* last = &c == hint_chunk_ && off == hint_end_ ? &c.runs[hint_.run] : nullptr;
+  if (last && last->peer == peer && last->counter + static_cast<int32_t>(last->len) == counter) {
     last->len += static_cast<uint32_t>(n);
-  else
-    hint_run_ = insert_ids(c.runs, c.n, off, peer, counter, static_cast<uint32_t>(n));
+  } else {
+    hint_ = insert_ids(c.runs, c.n, off, &c == hint_chunk_ ? hint_ : RunPos{}, peer, counter,
+                       static_cast<uint32_t>(n));
+  }
   hint_chunk_ = &c;
-  hint_end_ = off + n;
+  hint_end_ = off + n;  // the new units end run hint_.run
   c.n += static_cast<uint32_t>(n);
   c.u16 += static_cast<uint32_t>(u16);
   c.u8 += static_cast<uint32_t>(u8);
@@ -251,7 +253,10 @@ Status PlainSeq::erase(uint32_t pos, uint32_t n) {
                         std::to_string(total_n_) + ")");
   }
   if (n == 0) return Status();
-  hint_chunk_ = nullptr;  // runs shift, and a dropped chunk's address may come back
+  // The hint moves to the chunks edited here (never to a dropped one, whose
+  // address may come back).
+  const Chunk* hinted = hint_chunk_;
+  hint_chunk_ = nullptr;
   seek(0, size_t{pos} + 1);
   // Only chunks at or after cache_.ci change, so the cached prefix stays valid.
   const uint32_t ci = cache_.ci;
@@ -284,7 +289,9 @@ Status PlainSeq::erase(uint32_t pos, uint32_t n) {
       }
       c.text.erase(from, u8);
     }
-    erase_ids(c.runs, c.n, off, take);
+    hint_ = erase_ids(c.runs, c.n, off, take, &c == hinted ? hint_ : RunPos{});
+    hint_chunk_ = &c;
+    hint_end_ = SIZE_MAX;  // no run known to end at a given unit
     c.n -= static_cast<uint32_t>(take);
     c.u16 -= static_cast<uint32_t>(u16);
     c.u8 -= static_cast<uint32_t>(u8);
@@ -437,13 +444,21 @@ std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
 }
 
 size_t PlainSeq::find_run(const std::vector<IdRun>& runs, size_t chunk_units, size_t off,
-                          size_t* start) {
+                          RunPos hint, size_t* start) {
+  // Scan from the boundary nearest to `off`: the chunk's start, its end, or
+  // the hint (where the last edit was).
   size_t r = 0, at = 0;
-  if (off * 2 <= chunk_units) {
-    while (r < runs.size() && off >= at + runs[r].len) at += runs[r++].len;
-  } else {
+  const size_t to_hint = off >= hint.start ? off - hint.start : hint.start - off;
+  if (to_hint < off && to_hint < chunk_units - off) {
+    r = hint.run;
+    at = hint.start;
+  } else if (off * 2 > chunk_units) {
     r = runs.size();
     at = chunk_units;
+  }
+  if (at <= off) {
+    while (r < runs.size() && off >= at + runs[r].len) at += runs[r++].len;
+  } else {
     while (at > off) at -= runs[--r].len;
   }
   *start = at;
@@ -461,21 +476,21 @@ void PlainSeq::append_run(std::vector<IdRun>& runs, const IdRun& r) {
   runs.push_back(r);
 }
 
-size_t PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, uint32_t peer,
-                            int32_t counter, uint32_t n) {
+PlainSeq::RunPos PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off,
+                                      RunPos hint, uint32_t peer, int32_t counter, uint32_t n) {
   size_t start = 0;
-  const size_t r = find_run(runs, chunk_units, off, &start);
+  const size_t r = find_run(runs, chunk_units, off, hint, &start);
   if (off == start) {
     // Typing on: the new units continue the run just before them.
     if (r > 0) {
       IdRun& prev = runs[r - 1];
       if (prev.peer == peer && prev.counter + static_cast<int32_t>(prev.len) == counter) {
         prev.len += n;
-        return r - 1;
+        return RunPos{r - 1, off + n - prev.len};
       }
     }
     runs.insert(runs.begin() + r, IdRun{peer, counter, n});
-    return r;
+    return RunPos{r, off};
   }
   // Inside run r: split it around the new units.
   IdRun& cur = runs[r];
@@ -484,12 +499,15 @@ size_t PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t
   cur.len = left;
   const IdRun mid{peer, counter, n};
   runs.insert(runs.begin() + r + 1, {mid, right});
-  return r + 1;
+  return RunPos{r + 1, off};
 }
 
-void PlainSeq::erase_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, size_t n) {
+PlainSeq::RunPos PlainSeq::erase_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off,
+                                     size_t n, RunPos hint) {
   size_t start = 0;
-  size_t r = find_run(runs, chunk_units, off, &start);
+  size_t r = find_run(runs, chunk_units, off, hint, &start);
+  // runs[r] still begins at `start` afterwards unless it is merged away below.
+  const RunPos found{r, start};
   const size_t end = off + n;
   if (off > start) {
     IdRun& cur = runs[r];
@@ -500,7 +518,7 @@ void PlainSeq::erase_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t of
                         static_cast<uint32_t>(cur_end - end)};
       cur.len = left;
       runs.insert(runs.begin() + r + 1, right);
-      return;
+      return found;
     }
     cur.len = left;  // its tail goes
     start = cur_end;
@@ -520,10 +538,13 @@ void PlainSeq::erase_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t of
     IdRun& a = runs[first - 1];
     const IdRun& b = runs[first];
     if (a.peer == b.peer && a.counter + static_cast<int32_t>(a.len) == b.counter) {
+      const RunPos merged{first - 1, off - a.len};  // a ends where the erased units were
       a.len += b.len;
       runs.erase(runs.begin() + first);
+      return merged;
     }
   }
+  return found;
 }
 
 }  // namespace weft::crdt::detail

@@ -117,16 +117,24 @@ class PlainSeq {
   // Appends chunk ci + 1 to chunk ci and drops it.
   void merge_next(uint32_t ci);
   void clear();
+  // A run boundary of one chunk: runs[run] begins at unit `start` (run ==
+  // runs.size(): the chunk's end). {0, 0} is always one.
+  struct RunPos {
+    size_t run = 0, start = 0;
+  };
   // Id run edits inside one chunk (offsets in units of that chunk).
-  // `chunk_units`: the units `runs` cover.
-  // insert_ids returns the index of the run holding the new units (which end it).
-  static size_t insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, uint32_t peer,
-                           int32_t counter, uint32_t n);
-  static void erase_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, size_t n);
+  // `chunk_units`: the units `runs` cover; `hint`: a boundary of `runs` to
+  // search from. insert_ids returns the boundary of the run holding the new
+  // units (which end it); erase_ids one near the erased range.
+  static RunPos insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, RunPos hint,
+                           uint32_t peer, int32_t counter, uint32_t n);
+  static RunPos erase_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, size_t n,
+                          RunPos hint);
   // The run holding unit `off` (runs.size() when off == chunk_units), found
-  // from the nearer end of the chunk; `start` receives its first unit.
+  // from the nearest of the chunk's ends and `hint`; `start` receives its
+  // first unit.
   static size_t find_run(const std::vector<IdRun>& runs, size_t chunk_units, size_t off,
-                         size_t* start);
+                         RunPos hint, size_t* start);
   // Appends run `r`, extending the last run when `r` continues it.
   static void append_run(std::vector<IdRun>& runs, const IdRun& r);
 
@@ -134,10 +142,12 @@ class PlainSeq {
   bool ids_known_ = true;
   std::vector<Chunk*> chunks_;  // owned
   mutable Prefix cache_;
-  // Where the last insert ended (chunk, its id run, unit offset after it), so
-  // typing on extends that run without a search; cleared by every other edit.
+  // A run boundary of the chunk edited last, so typing on extends its run
+  // without a search and nearby edits search from there; cleared when that
+  // chunk's runs change otherwise (split, merge, clear).
   Chunk* hint_chunk_ = nullptr;
-  size_t hint_run_ = 0, hint_end_ = 0;
+  RunPos hint_;
+  size_t hint_end_ = SIZE_MAX;  // unit where run hint_.run ends, if it is the last insert's
   size_t total_n_ = 0, total_u16_ = 0, total_u8_ = 0;
 };
 
