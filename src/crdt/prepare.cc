@@ -89,7 +89,7 @@ Status Seq::check_prepare(const DenseVv* vv) const {
   }
   size_t prefix = 0;
   for (uint32_t ci = 0; ci < chunks_.size(); ++ci) {
-    const Chunk& c = chunks_[ci];
+    const Chunk& c = *chunks_[ci];
     if (chunk_pos_[c.id] != ci) return internal_error("tracker: stale chunk position");
     if (ci == pcache_.ci && prefix != pcache_.pvis)
       return internal_error("tracker: stale prepare prefix cache");

@@ -82,22 +82,8 @@ Status Seq::prepare_delete(uint32_t peer, int32_t counter, int32_t n, bool advan
   });
 }
 
-void Seq::weigh(const Elem& e, int sign, Delta& d) const {
-  if (e.del_peer != kNone) return;
-  d.vis += sign;
-  if (!is_text_) {
-    d.chars += sign;
-    d.u16 += sign;
-    d.u8 += sign;
-  } else if (e.content < kStartAnchor) {
-    d.chars += sign;
-    d.u16 += sign * (e.content > 0xFFFF ? 2 : 1);
-    d.u8 += sign * int64_t(utf8_width(e.content));
-  }
-}
-
 void Seq::apply_delta(uint32_t ci, const Delta& d) {
-  Chunk& c = chunks_[ci];
+  Chunk& c = *chunks_[ci];
   c.vis = static_cast<uint32_t>(c.vis + d.vis);
   c.chars = static_cast<uint32_t>(c.chars + d.chars);
   c.u16 = static_cast<uint32_t>(c.u16 + d.u16);
@@ -120,14 +106,14 @@ void Seq::seek(int kind, size_t n) const {
   Prefix& p = cache_;
   if (p.ci > chunks_.size()) p = Prefix();
   while (p.ci > 0 && prefix_count(p, kind) >= n) {
-    const Chunk& c = chunks_[--p.ci];
+    const Chunk& c = *chunks_[--p.ci];
     p.vis -= c.vis;
     p.chars -= c.chars;
     p.u16 -= c.u16;
     p.u8 -= c.u8;
   }
-  while (p.ci < chunks_.size() && prefix_count(p, kind) + chunk_count(chunks_[p.ci], kind) < n) {
-    const Chunk& c = chunks_[p.ci++];
+  while (p.ci < chunks_.size() && prefix_count(p, kind) + chunk_count(*chunks_[p.ci], kind) < n) {
+    const Chunk& c = *chunks_[p.ci++];
     p.vis += c.vis;
     p.chars += c.chars;
     p.u16 += c.u16;
@@ -139,7 +125,7 @@ template <typename Visible>
 Result<Seq::Cur> Seq::scan_chunk(uint32_t ci, uint32_t k, uint32_t count, Visible vis) const {
   // From whichever end of the chunk is nearer the k-th of its `count` visible
   // entities (typing at the end of a chunk then costs a few steps).
-  const auto& items = chunks_[ci].items;
+  const auto& items = chunks_[ci]->items;
   if (k > count) return internal_error("sequence chunk counts are inconsistent");
   if (2 * k <= count) {
     for (uint32_t off = 0; off < items.size(); ++off) {
@@ -161,18 +147,19 @@ Result<Seq::Cur> Seq::find_visible(uint32_t pos, const DenseVv* vv) const {
                           std::to_string(total_vis_) + ")");
     seek(3, pos);
     if (cache_.ci >= chunks_.size()) return out_of_range("position past the end");
-    return scan_chunk(cache_.ci, pos - static_cast<uint32_t>(cache_.vis), chunks_[cache_.ci].vis,
+    return scan_chunk(cache_.ci, pos - static_cast<uint32_t>(cache_.vis), chunks_[cache_.ci]->vis,
                       [](const Elem& e) { return e.del_peer == kNone; });
   }
   // The prepare version is the op's version: find the chunk by its counts.
   PPrefix& p = pcache_;
   if (p.ci > chunks_.size()) p = PPrefix();
-  while (p.ci > 0 && p.pvis >= pos) p.pvis -= chunks_[--p.ci].pvis;
-  while (p.ci < chunks_.size() && p.pvis + chunks_[p.ci].pvis < pos) p.pvis += chunks_[p.ci++].pvis;
+  while (p.ci > 0 && p.pvis >= pos) p.pvis -= chunks_[--p.ci]->pvis;
+  while (p.ci < chunks_.size() && p.pvis + chunks_[p.ci]->pvis < pos)
+    p.pvis += chunks_[p.ci++]->pvis;
   if (p.ci >= chunks_.size()) {
     return out_of_range("position " + std::to_string(pos) + " is past the end of the op's version");
   }
-  return scan_chunk(p.ci, pos - static_cast<uint32_t>(p.pvis), chunks_[p.ci].pvis,
+  return scan_chunk(p.ci, pos - static_cast<uint32_t>(p.pvis), chunks_[p.ci]->pvis,
                     [this](const Elem& e) { return pvisible(e); });
 }
 
@@ -198,15 +185,16 @@ void Seq::recount(Chunk& k) const {
 
 Seq::Cur Seq::insert_run(Cur c, uint32_t first, uint32_t len) {
   if (chunks_.empty()) {
-    chunks_.emplace_back().id = static_cast<uint32_t>(chunk_pos_.size());
+    chunks_.push_back(std::make_unique<Chunk>());
+    chunks_.back()->id = static_cast<uint32_t>(chunk_pos_.size());
     chunk_pos_.push_back(0);
   }
   if (at_end(c)) {
     c.ci = chunks_.size() - 1;
-    c.off = chunks_[c.ci].items.size();
+    c.off = chunks_[c.ci]->items.size();
   }
   {
-    Chunk& ch = chunks_[c.ci];
+    Chunk& ch = *chunks_[c.ci];
     ch.items.insert(ch.items.begin() + c.off, len, 0);
     Delta d;
     for (uint32_t k = 0; k < len; ++k) {
@@ -222,32 +210,39 @@ Seq::Cur Seq::insert_run(Cur c, uint32_t first, uint32_t len) {
   }
   // Split the chunk into m pieces of about kChunkMax / 2 (counts are
   // additive, so totals and the prefix sums before the chunk stay unchanged).
-  std::vector<uint32_t> items = std::move(chunks_[c.ci].items);
-  const uint32_t first_id = chunks_[c.ci].id;
+  // The chunk keeps the first piece (its elements keep their chunk id); the
+  // others are new chunks after it. Chunks are held by pointer so that the
+  // insert moves pointers, not chunk objects, on a long sequence.
+  Chunk& head = *chunks_[c.ci];
+  std::vector<uint32_t>& items = head.items;
   const size_t total = items.size();
   const size_t m = std::max<size_t>(2, total / (kChunkMax / 2));
-  std::vector<Chunk> pieces(m);
+  const size_t head_size = total / m + (total % m > 0 ? 1 : 0);
+  std::vector<std::unique_ptr<Chunk>> pieces;
+  pieces.reserve(m - 1);
   Cur out = c;
-  size_t at = 0;
-  for (size_t p = 0; p < m; ++p) {
+  size_t at = head_size;
+  for (size_t p = 1; p < m; ++p) {
     const size_t size = total / m + (p < total % m ? 1 : 0);
-    Chunk& k = pieces[p];
-    if (p == 0) {
-      k.id = first_id;
-    } else {
-      k.id = static_cast<uint32_t>(chunk_pos_.size());
-      chunk_pos_.push_back(0);
-    }
-    k.items.assign(items.begin() + at, items.begin() + at + size);
-    for (uint32_t i : k.items) arena_[i].chunk = k.id;
-    recount(k);
+    auto k = std::make_unique<Chunk>();
+    k->id = static_cast<uint32_t>(chunk_pos_.size());
+    chunk_pos_.push_back(0);
+    k->items.assign(items.begin() + at, items.begin() + at + size);
+    for (uint32_t i : k->items) arena_[i].chunk = k->id;
+    recount(*k);
+    head.vis -= k->vis;
+    head.chars -= k->chars;
+    head.u16 -= k->u16;
+    head.u8 -= k->u8;
+    head.pvis -= k->pvis;
     if (c.off >= at && c.off < at + size) out = Cur{c.ci + uint32_t(p), c.off - uint32_t(at)};
     at += size;
+    pieces.push_back(std::move(k));
   }
-  chunks_[c.ci] = std::move(pieces[0]);
-  chunks_.insert(chunks_.begin() + c.ci + 1, std::make_move_iterator(pieces.begin() + 1),
+  items.resize(head_size);  // its counts are the old ones less the new chunks'
+  chunks_.insert(chunks_.begin() + c.ci + 1, std::make_move_iterator(pieces.begin()),
                  std::make_move_iterator(pieces.end()));
-  for (size_t k = c.ci + 1; k < chunks_.size(); ++k) chunk_pos_[chunks_[k].id] = uint32_t(k);
+  for (size_t k = c.ci + 1; k < chunks_.size(); ++k) chunk_pos_[chunks_[k]->id] = uint32_t(k);
   // Chunks appeared before the cached ones.
   if (c.ci < cache_.ci) cache_.ci += uint32_t(m - 1);
   if (c.ci < pcache_.ci) pcache_.ci += uint32_t(m - 1);
@@ -400,7 +395,7 @@ Status Seq::erase_forward(uint32_t peer, int32_t counter, uint32_t pos, int32_t 
   IdRun run{counter, 0, 0};
   Status st;
   while (true) {
-    const std::vector<uint32_t>& items = chunks_[c.ci].items;
+    const std::vector<uint32_t>& items = chunks_[c.ci]->items;
     Delta d;
     for (; c.off < items.size() && k < n; ++c.off) {
       const uint32_t idx = items[c.off];
@@ -418,7 +413,7 @@ Status Seq::erase_forward(uint32_t peer, int32_t counter, uint32_t pos, int32_t 
     if (k == n) break;
     do {
       ++c.ci;
-    } while (c.ci < chunks_.size() && chunks_[c.ci].pvis == 0);
+    } while (c.ci < chunks_.size() && chunks_[c.ci]->pvis == 0);
     c.off = 0;
     if (c.ci >= chunks_.size()) {
       st = out_of_range("delete run runs past the end of the op's version");
@@ -445,7 +440,7 @@ Result<Seq::Boundary> Seq::locate(size_t n, int kind) const {
   b.u16 = cache_.u16;
   b.u8 = cache_.u8;
   if (ci >= chunks_.size()) return internal_error("sequence counts are inconsistent");
-  for (uint32_t i : chunks_[ci].items) {
+  for (uint32_t i : chunks_[ci]->items) {
     const Elem& e = arena_[i];
     if (e.del_peer != kNone) continue;
     ++b.entity;
@@ -471,7 +466,7 @@ std::vector<Seq::Run> Seq::unit_runs(size_t from, size_t to) const {
   uint32_t entity = static_cast<uint32_t>(cache_.vis);
   size_t units = cache_.chars;
   for (size_t ci = cache_.ci; ci < chunks_.size(); ++ci) {
-    const Chunk& c = chunks_[ci];
+    const Chunk& c = *chunks_[ci];
     if (units + c.chars <= from) {
       entity += c.vis;
       units += c.chars;
@@ -515,7 +510,8 @@ std::optional<uint32_t> Seq::find(uint32_t peer, int32_t counter) {
 
 uint32_t Seq::entity_before(uint32_t idx) const {
   uint32_t n = 0;
-  for (const Chunk& c : chunks_) {
+  for (const auto& chunk : chunks_) {
+    const Chunk& c = *chunk;
     bool here = false;
     for (uint32_t i : c.items) {
       if (i == idx) {
@@ -539,7 +535,8 @@ uint32_t Seq::reinsert_pos(uint32_t tomb) const {
   if (clone_of_.empty()) return entity_before(tomb);
   std::vector<uint32_t> order(arena_.size(), 0);
   uint32_t k = 0;
-  for (const Chunk& c : chunks_) {
+  for (const auto& chunk : chunks_) {
+    const Chunk& c = *chunk;
     for (uint32_t i : c.items) order[i] = k++;
   }
   auto root = [&](uint32_t x) {
@@ -552,7 +549,8 @@ uint32_t Seq::reinsert_pos(uint32_t tomb) const {
   };
   const uint32_t target = order[root(tomb)];
   uint32_t n = 0;
-  for (const Chunk& c : chunks_) {
+  for (const auto& chunk : chunks_) {
+    const Chunk& c = *chunk;
     for (uint32_t i : c.items) {
       if (arena_[i].del_peer == kNone && order[root(i)] < target) ++n;
     }
@@ -563,7 +561,8 @@ uint32_t Seq::reinsert_pos(uint32_t tomb) const {
 std::vector<uint32_t> Seq::visible_contents() const {
   std::vector<uint32_t> out;
   out.reserve(total_chars_);
-  for (const Chunk& c : chunks_) {
+  for (const auto& chunk : chunks_) {
+    const Chunk& c = *chunk;
     if (c.vis == 0) continue;
     for (uint32_t i : c.items) {
       const Elem& e = arena_[i];
@@ -577,7 +576,8 @@ std::vector<uint32_t> Seq::visible_contents() const {
 std::string Seq::to_utf8() const {
   std::string out;
   out.reserve(total_u8_);
-  for (const Chunk& c : chunks_) {
+  for (const auto& chunk : chunks_) {
+    const Chunk& c = *chunk;
     if (c.chars == 0) continue;
     for (uint32_t i : c.items) {
       const Elem& e = arena_[i];

@@ -20,6 +20,7 @@
 #define WEFT_SRC_CRDT_SEQ_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -182,12 +183,24 @@ class Seq {
   };
   // Adds `sign` times the current-state weights of element `e` (nothing if it
   // is deleted) to `d`.
-  void weigh(const Elem& e, int sign, Delta& d) const;
+  void weigh(const Elem& e, int sign, Delta& d) const {
+    if (e.del_peer != kNone) return;
+    d.vis += sign;
+    if (!is_text_) {
+      d.chars += sign;
+      d.u16 += sign;
+      d.u8 += sign;
+    } else if (e.content < kStartAnchor) {
+      d.chars += sign;
+      d.u16 += sign * (e.content > 0xFFFF ? 2 : 1);
+      d.u8 += sign * (e.content < 0x80 ? 1 : e.content < 0x800 ? 2 : e.content < 0x10000 ? 3 : 4);
+    }
+  }
   // Applies `d` to chunk `ci`, the totals and both prefix caches.
   void apply_delta(uint32_t ci, const Delta& d);
   // Adds `sign` to the prepare count of chunk `ci` (and to the cached prefix).
   void padd(uint32_t ci, int sign) {
-    chunks_[ci].pvis += sign;
+    chunks_[ci]->pvis += sign;
     if (ci < pcache_.ci) pcache_.pvis += sign;
   }
   // Same for the chunk holding arena element `idx`.
@@ -223,7 +236,7 @@ class Seq {
   void seek(int kind, size_t n) const;
   bool at_end(Cur c) const { return c.ci >= chunks_.size(); }
   void normalize(Cur& c) const {
-    while (c.ci < chunks_.size() && c.off >= chunks_[c.ci].items.size()) {
+    while (c.ci < chunks_.size() && c.off >= chunks_[c.ci]->items.size()) {
       ++c.ci;
       c.off = 0;
     }
@@ -235,7 +248,7 @@ class Seq {
   // Records the delete of element `idx` by (peer, counter) into `d` (its
   // chunk's counts) and the element; the caller records the id run.
   void mark_deleted(uint32_t idx, uint32_t peer, int32_t counter, Delta& d);
-  uint32_t at(Cur c) const { return chunks_[c.ci].items[c.off]; }
+  uint32_t at(Cur c) const { return chunks_[c.ci]->items[c.off]; }
   // The k-th (1-based) entity of chunk `ci` for which vis(elem) holds, of
   // `count` such entities in the chunk.
   template <typename Visible>
@@ -257,10 +270,10 @@ class Seq {
   const std::vector<uint64_t>* peer_ids_;
   bool is_text_;
   std::vector<Elem> arena_;
-  std::vector<Chunk> chunks_;
-  std::vector<uint32_t> chunk_pos_;           // chunk id -> index in chunks_
-  std::vector<std::vector<IdRun>> ins_runs_;  // per dense peer, by counter
-  std::vector<std::vector<IdRun>> del_runs_;  // per dense peer, by counter
+  std::vector<std::unique_ptr<Chunk>> chunks_;  // by pointer: a split moves pointers
+  std::vector<uint32_t> chunk_pos_;             // chunk id -> index in chunks_
+  std::vector<std::vector<IdRun>> ins_runs_;    // per dense peer, by counter
+  std::vector<std::vector<IdRun>> del_runs_;    // per dense peer, by counter
   // integrate() scratch: the zone's cursors; per arena element, the epoch
   // that put it in the zone (and its zone index) or marked it passed.
   std::vector<Cur> zone_;
