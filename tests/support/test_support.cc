@@ -11,6 +11,10 @@ std::optional<std::filesystem::path> shared_dir() {
   std::error_code ec;
   if (const char* env = std::getenv("WEFT_SHARED_DIR"); env && *env) {
     if (std::filesystem::is_directory(env, ec)) return std::filesystem::path(env);
+    return std::nullopt;  // pointed elsewhere on purpose: do not fall back
+  }
+  if (std::filesystem::is_directory(WEFT_DEFAULT_SHARED_DIR, ec)) {
+    return std::filesystem::path(WEFT_DEFAULT_SHARED_DIR);
   }
   return std::nullopt;
 }

@@ -11,8 +11,9 @@
 
 namespace weft::testing {
 
-// The shared data directory (WEFT_SHARED_DIR, else ../shared beside the
-// checkout), or nullopt when it is absent.
+// The shared data directory: WEFT_SHARED_DIR when set (ctest sets it; an
+// existing directory or nothing), else ../shared beside the source checkout;
+// nullopt when it is absent.
 std::optional<std::filesystem::path> shared_dir();
 
 // Reads a whole file; fails the test (and returns "") when it cannot.
