@@ -7,6 +7,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -14,6 +15,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "weft/server/http_transport.h"
 #include "weft/server/session.h"
@@ -90,11 +92,25 @@ struct HttpServer::Impl {
   std::condition_variable idle;
   size_t active = 0;
   std::set<int> open_fds;
+  // Connections waiting for a request, with the time it is due by.
+  std::map<int, std::chrono::steady_clock::time_point> read_deadlines;
+  std::condition_variable reaper_cv;  // stopping
+  std::thread reaper;                 // started and joined by run()
   std::map<std::string, std::shared_ptr<HttpSession>> sessions;
 
   Impl(McpServer& s, HttpOptions o) : server(s), options(std::move(o)) {}
 
-  void serve_connection(tcp::socket sock);
+  void serve_connection(tcp::socket& sock);
+  // Forgets and closes a served connection.
+  void end_connection(tcp::socket& sock);
+  // Starts a connection's thread; false (socket closed) at the cap or when no
+  // thread can start.
+  bool start_connection(tcp::socket& sock);
+  // Every 100 ms, shuts down connections past their read deadline.
+  void reap_overdue();
+  // Reads one request under request_timeout_ms (an overdue read fails).
+  void read_request(tcp::socket& sock, beast::flat_buffer& buffer,
+                    http::request_parser<http::string_body>& parser, beast::error_code& ec);
   bool handle(tcp::socket& sock, const Request& req);
   bool handle_post(tcp::socket& sock, const Request& req);
   bool handle_get(tcp::socket& sock, const Request& req);

@@ -1,6 +1,8 @@
 // Streamable HTTP transport on Boost.Beast (see include/weft/server/http_transport.h).
 // Synchronous I/O: one thread per connection keeps the code short; MCP
-// clients hold few connections.
+// clients hold few connections. The count is capped, and a connection that
+// is slow to send its next request is shut down by a reaper thread (asio's
+// synchronous reads ignore SO_RCVTIMEO, so a socket timeout would not do).
 #include "weft/server/http_transport.h"
 
 #include <sys/socket.h>
@@ -16,6 +18,7 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include "server/http_impl.h"
@@ -71,32 +74,106 @@ uint16_t HttpServer::port() const {
 
 Status HttpServer::run() {
   if (!impl_->acceptor) WEFT_RETURN_IF_ERROR(listen());
+  if (impl_->options.request_timeout_ms > 0 && !impl_->reaper.joinable()) {
+    try {
+      impl_->reaper = std::thread([impl = impl_.get()] { impl->reap_overdue(); });
+    } catch (const std::system_error& e) {
+      return unavailable(std::string("cannot start the connection reaper thread: ") + e.what());
+    }
+  }
   while (!impl_->stopping) {
     tcp::socket sock(impl_->ioc);
     beast::error_code ec;
     impl_->acceptor->accept(sock, ec);
     if (impl_->stopping) break;
     if (ec) continue;
-    {
-      std::lock_guard lock(impl_->mu);
-      ++impl_->active;
-      impl_->open_fds.insert(sock.native_handle());
-    }
-    std::thread([impl = impl_.get(), s = std::move(sock)]() mutable {
-      int fd = s.native_handle();
-      impl->serve_connection(std::move(s));
-      std::lock_guard lock(impl->mu);
-      impl->open_fds.erase(fd);
-      --impl->active;
-      impl->idle.notify_all();
-    }).detach();
+    impl_->start_connection(sock);
+  }
+  if (impl_->reaper.joinable()) {
+    impl_->reaper_cv.notify_all();
+    impl_->reaper.join();
   }
   return Status();
+}
+
+bool HttpServer::Impl::start_connection(tcp::socket& sock) {
+  {
+    std::lock_guard lock(mu);
+    if (active >= options.max_connections) {
+      // Answered on the accepting thread: short, and the client sees why.
+      static constexpr char kBusy[] =
+          "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n"
+          "Content-Length: 21\r\nConnection: close\r\n\r\ntoo many connections\n";
+      ::send(sock.native_handle(), kBusy, sizeof(kBusy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      beast::error_code ignored;
+      sock.close(ignored);
+      return false;
+    }
+    ++active;
+    open_fds.insert(sock.native_handle());
+  }
+  auto conn = std::make_shared<tcp::socket>(std::move(sock));
+  try {
+    std::thread([this, conn] {
+      serve_connection(*conn);
+      end_connection(*conn);
+    }).detach();
+  } catch (const std::system_error&) {
+    end_connection(*conn);  // no thread to serve it (process limits): drop it, keep going
+    return false;
+  }
+  return true;
+}
+
+void HttpServer::Impl::end_connection(tcp::socket& sock) {
+  std::lock_guard lock(mu);
+  // Closed under the lock, after its fd left the sets: a new connection that
+  // reuses the number cannot be shut down or forgotten by mistake.
+  open_fds.erase(sock.native_handle());
+  read_deadlines.erase(sock.native_handle());
+  beast::error_code ignored;
+  sock.close(ignored);
+  --active;
+  idle.notify_all();
+}
+
+void HttpServer::Impl::reap_overdue() {
+  std::unique_lock lock(mu);
+  while (!stopping) {
+    reaper_cv.wait_for(lock, std::chrono::milliseconds(100));
+    const auto now = std::chrono::steady_clock::now();
+    for (auto it = read_deadlines.begin(); it != read_deadlines.end();) {
+      if (it->second > now) {
+        ++it;
+        continue;
+      }
+      ::shutdown(it->first, SHUT_RDWR);  // the blocked read fails; its thread ends
+      it = read_deadlines.erase(it);
+    }
+  }
+}
+
+void HttpServer::Impl::read_request(tcp::socket& sock, beast::flat_buffer& buffer,
+                                    http::request_parser<http::string_body>& parser,
+                                    beast::error_code& ec) {
+  const int fd = sock.native_handle();
+  const bool timed = options.request_timeout_ms > 0;
+  if (timed) {
+    std::lock_guard lock(mu);
+    read_deadlines[fd] =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(options.request_timeout_ms);
+  }
+  http::read(sock, buffer, parser, ec);
+  if (timed) {
+    std::lock_guard lock(mu);
+    read_deadlines.erase(fd);
+  }
 }
 
 void HttpServer::stop() {
   if (!impl_ || impl_->stopping.exchange(true)) return;
   std::unique_lock lock(impl_->mu);
+  impl_->reaper_cv.notify_all();
   if (impl_->acceptor) ::shutdown(impl_->acceptor->native_handle(), SHUT_RDWR);
   for (int fd : impl_->open_fds) ::shutdown(fd, SHUT_RDWR);
   for (auto& [id, s] : impl_->sessions) s->close();
@@ -109,14 +186,14 @@ std::shared_ptr<HttpSession> HttpServer::Impl::find_session(const std::string& i
   return it == sessions.end() ? nullptr : it->second;
 }
 
-void HttpServer::Impl::serve_connection(tcp::socket sock) {
+void HttpServer::Impl::serve_connection(tcp::socket& sock) {
   beast::flat_buffer buffer;
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(server.options().max_message_bytes);
     parser.header_limit(64 * 1024);
     beast::error_code ec;
-    http::read(sock, buffer, parser, ec);
+    read_request(sock, buffer, parser, ec);
     if (ec == http::error::body_limit) {
       Json error = make_error(nullptr, rpc::kInvalidRequest,
                               "Invalid Request: body exceeds the limit of " +

@@ -3,10 +3,14 @@
 #include "weft/server/http_transport.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <chrono>
+#include <string>
 #include <thread>
 
 #include "server/server_test_util.h"
@@ -27,11 +31,15 @@ struct Reply {
 
 class HttpTransportTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    server_ = std::make_unique<McpServer>(ServerOptions{}, testing::toy_tools());
+  // The transport's options for a test (a fixture may change them).
+  virtual HttpOptions options() const {
     HttpOptions options;
     options.port = 0;
-    http_ = std::make_unique<HttpServer>(*server_, options);
+    return options;
+  }
+  void SetUp() override {
+    server_ = std::make_unique<McpServer>(ServerOptions{}, testing::toy_tools());
+    http_ = std::make_unique<HttpServer>(*server_, options());
     ASSERT_TRUE(http_->listen().ok());
     runner_ = std::thread([this] { http_->run().ignore_error(); });
   }
@@ -132,6 +140,78 @@ TEST_F(HttpTransportTest, ModernRequestsAreStatelessAndHeaderChecked) {
   EXPECT_EQ(Json::parse(mismatch.body)["error"]["code"], rpc::kHeaderMismatch);
   EXPECT_EQ(send(http::verb::post, "{garbage").status, 400);
   EXPECT_EQ(send(http::verb::put, "").status, 405);
+}
+
+// A small connection cap and a short request timeout.
+class HttpLimitsTest : public HttpTransportTest {
+ protected:
+  HttpOptions options() const override {
+    HttpOptions options = HttpTransportTest::options();
+    options.max_connections = 2;
+    options.request_timeout_ms = 300;
+    return options;
+  }
+  net::ip::tcp::socket connect_raw(net::io_context& ioc) {
+    net::ip::tcp::socket sock(ioc);
+    sock.connect({net::ip::make_address("127.0.0.1"), http_->port()});
+    return sock;
+  }
+  // Posts initialize until it is not refused for want of a free connection
+  // (a closed connection's slot frees when its thread has finished).
+  int initialize_when_free() {
+    int status = 0;
+    for (int i = 0; i < 100; ++i) {
+      status = send(http::verb::post, kInit).status;
+      if (status != 503) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return status;
+  }
+  // Everything the server sends until it closes (or `limit` passes).
+  static std::string read_until_closed(net::ip::tcp::socket& sock,
+                                       std::chrono::milliseconds limit) {
+    timeval tv{static_cast<time_t>(limit.count() / 1000),
+               static_cast<suseconds_t>(limit.count() % 1000 * 1000)};
+    ::setsockopt(sock.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string got;
+    char buf[4096];
+    for (;;) {
+      ssize_t n = ::recv(sock.native_handle(), buf, sizeof buf, 0);
+      if (n <= 0) return n == 0 ? got : got + "<timeout>";
+      got.append(buf, static_cast<size_t>(n));
+    }
+  }
+};
+
+TEST_F(HttpLimitsTest, ConnectionsBeyondTheCapGet503AndServiceResumes) {
+  net::io_context ioc;
+  auto a = connect_raw(ioc);
+  auto b = connect_raw(ioc);  // both idle, both counted once accepted
+  auto c = connect_raw(ioc);
+  std::string busy = read_until_closed(c, std::chrono::seconds(5));
+  EXPECT_EQ(busy.rfind("HTTP/1.1 503", 0), 0u) << busy;
+  EXPECT_NE(busy.find("Retry-After: 1"), std::string::npos);
+  a.close();
+  b.close();
+  // Once the idle ones are gone, requests are served again.
+  EXPECT_EQ(initialize_when_free(), 200);
+}
+
+TEST_F(HttpLimitsTest, ASilentOrSlowClientIsDisconnected) {
+  net::io_context ioc;
+  auto silent = connect_raw(ioc);
+  auto slow = connect_raw(ioc);
+  const std::string partial = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n";  // never finished
+  net::write(slow, net::buffer(partial));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(read_until_closed(silent, std::chrono::seconds(5)), "");
+  EXPECT_EQ(read_until_closed(slow, std::chrono::seconds(5)), "");
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, std::chrono::milliseconds(250));
+  EXPECT_LT(waited, std::chrono::seconds(4));
+  // The slots free again, and a prompt client is unaffected by the timeout.
+  EXPECT_EQ(initialize_when_free(), 200);
+  EXPECT_EQ(initialize_when_free(), 200);
 }
 
 }  // namespace

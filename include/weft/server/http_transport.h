@@ -11,7 +11,8 @@
 // allowed_origins) gets 403, against DNS rebinding. Binds 127.0.0.1 unless
 // told otherwise.
 //
-// Thread safety: one thread accepts, one thread serves each connection;
+// Thread safety: one thread accepts, one thread serves each connection (at
+// most max_connections), one closes connections whose request is overdue;
 // stop() may be called from any thread.
 #ifndef WEFT_SERVER_HTTP_TRANSPORT_H_
 #define WEFT_SERVER_HTTP_TRANSPORT_H_
@@ -33,6 +34,13 @@ struct HttpOptions {
   // Origins accepted besides http(s)://localhost, 127.0.0.1 and [::1] (any port).
   std::vector<std::string> allowed_origins;
   size_t max_sessions = 256;
+  // Connections served at once; one more is answered 503 (Retry-After: 1)
+  // and closed, so a flood of sockets cannot exhaust the process's threads.
+  size_t max_connections = 512;
+  // How long a connection may take to deliver its next request (idle
+  // keep-alive included) before it is closed; 0 = no limit. Streams being
+  // written (SSE) are not affected.
+  int request_timeout_ms = 60'000;
 };
 
 class HttpServer {
