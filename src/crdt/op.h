@@ -77,6 +77,15 @@ class OpText {
   // Appends `o`. Inline for the keystroke commit: a short (inline) text goes
   // into a heap block with room as one 8-byte store.
   [[gnu::always_inline]] void append(const OpText& o) {
+    // Inline joining inline (or empty): one word, as in append_utf8.
+    const uint64_t used = (bits_ >> 4) & 7, add = (o.bits_ >> 4) & 7;  // 0 when empty
+    if (add != 0 && o.is_inline() && is_inline_or_empty() && used + add <= kInlineMax) {
+      const uint64_t keep = bits_ & ((uint64_t{1} << (8 * (1 + used))) - 1) & ~uint64_t{0xFF};
+      const uint64_t more = ((o.bits_ >> 8) & ((uint64_t{1} << (8 * add)) - 1)) << (8 * (1 + used));
+      const uint64_t units = ((bits_ >> 1) & 7) + ((o.bits_ >> 1) & 7);
+      bits_ = keep | more | 1 | (units << 1) | ((used + add) << 4);
+      return;
+    }
     Block* b = block();
     if (o.is_inline() && b && b->cap >= b->bytes + 8) {
       const uint64_t payload = o.bits_ >> 8;  // the inline bytes, then zeros
@@ -176,6 +185,8 @@ struct Op {
   Op() = default;
   Op(const Op& o) { *this = o; }
   Op(Op&&) noexcept = default;
+  // Inline: the keystroke commit drops an op (no payload, inline text) each time.
+  [[gnu::always_inline]] ~Op() {}
   Op& operator=(const Op& o);
   Op& operator=(Op&&) noexcept = default;
 

@@ -26,7 +26,8 @@ void add_span(std::vector<IdSpan>& spans, PeerId p, Counter start, Counter end) 
 // id `start` (the caller checked container, kind and counter adjacency):
 // forward-deleting on at the same position, or backspacing on. Returns false
 // when the delete must stay a separate op.
-bool extend_delete(Op& last, int32_t pos, int32_t len, const ID& start) {
+[[gnu::always_inline]] inline bool extend_delete(Op& last, int32_t pos, int32_t len,
+                                                 const ID& start) {
   if (len > 0 && last.len > 0 && last.pos == pos && last.start_id.peer == start.peer &&
       last.start_id.counter + last.len == start.counter) {
     last.len += len;
@@ -301,6 +302,10 @@ bool DocCore::commit_in_place(const CommitOptions& options) {
   if (op.kind == OpKind::kTextInsert && run.kind == OpKind::kTextInsert &&
       op.container == run.container && run.pos + static_cast<int32_t>(run.text.size()) == op.pos) {
     run.text.append(op.text);
+  } else if (op.kind == OpKind::kSeqDelete && run.kind == OpKind::kSeqDelete &&
+             op.container == run.container) {
+    // Forward-deleting or backspacing on (extend_op's delete case, inline).
+    if (!extend_delete(run, op.pos, op.len, op.start_id)) last.ops.push_back(std::move(op));
   } else if (!extend_op(run, op)) {
     last.ops.push_back(std::move(op));
   }

@@ -140,6 +140,28 @@ RC_GTEST_PROP(OpText, MatchesU32stringModel, ()) {
   RC_ASSERT(moved.size() == k);
 }
 
+// Appending to a truncated text (whose inline word may still hold the cut
+// bytes) and to short texts that stay inline (the commit's one-word join).
+RC_GTEST_PROP(OpText, AppendAfterTruncateMatchesModel, ()) {
+  const auto head = cps_of(*gen_text());
+  const auto tail = cps_of(*gen_text());
+  OpText t;
+  t.append(head.data(), head.size());
+  const size_t k = *rc::gen::inRange<size_t>(0, head.size() + 1);
+  t.truncate(k);
+  OpText other;
+  other.append(tail.data(), tail.size());
+  t.append(other);
+  std::u32string model(head.begin(), head.begin() + static_cast<ptrdiff_t>(k));
+  model.append(tail.begin(), tail.end());
+  RC_ASSERT(t.size() == model.size());
+  RC_ASSERT(t.to_u32() == model);
+  const auto model_cps = cps_of(model);
+  OpText expect;
+  expect.assign(model_cps.data(), model_cps.size());
+  RC_ASSERT(t.utf8() == expect.utf8());
+}
+
 TEST(Op, IsSmall) {
   // The op log holds tens of thousands of ops: keep the struct compact.
   EXPECT_LE(sizeof(Op), 56u);
