@@ -81,6 +81,12 @@ Status delete_units(DocCore& core, uint32_t idx, size_t from, size_t to) {
   }
   auto runs = cs->unit_runs(from, to);
   for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+    if (cs->plain) {  // ids known here: the plain delete path, no generic op
+      WEFT_RETURN_IF_ERROR(core.local_delete_run(idx, *cs, static_cast<int32_t>(it->entity),
+                                                 static_cast<int32_t>(it->len), it->peer,
+                                                 it->counter));
+      continue;
+    }
     Op op;
     op.kind = OpKind::kSeqDelete;
     op.container = idx;

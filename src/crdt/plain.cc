@@ -13,6 +13,9 @@ namespace {
 // most a few hundred bytes, and a cursor walk skips a chunk per step.
 constexpr size_t kTextChunkMax = 512;
 constexpr size_t kListChunkMax = 256;
+// A chunk with more id runs than this splits in two at its middle run (a
+// soft bound: searching a run scans from the nearest end or the last edit).
+constexpr size_t kMaxRuns = 32;
 
 bool is_continuation_byte(char b) { return (static_cast<unsigned char>(b) & 0xC0) == 0x80; }
 
@@ -157,7 +160,40 @@ void PlainSeq::insert_at(uint32_t ci, size_t off, uint32_t peer, int32_t counter
   total_u16_ += u16;
   total_u8_ += u8;
   // The cached prefix covers chunks before ci, which a split leaves alone.
-  if (c.u8 > chunk_max()) split(ci);
+  if (c.u8 > chunk_max()) {
+    split(ci);
+  } else if (c.runs.size() > kMaxRuns) {
+    split_runs(ci);
+  }
+}
+
+void PlainSeq::split_runs(uint32_t ci) {
+  hint_chunk_ = nullptr;
+  Chunk& c = *chunks_[ci];
+  const size_t mid = c.runs.size() / 2;
+  size_t units = 0;
+  for (size_t r = 0; r < mid; ++r) units += c.runs[r].len;
+  const size_t at = offset_of(c, units);  // byte (Text) or value (List) offset
+  auto* t = new Chunk();
+  t->n = static_cast<uint32_t>(c.n - units);
+  t->u8 = static_cast<uint32_t>(c.u8 - at);
+  t->u16 = t->n;
+  if (is_text_) {
+    t->text.assign(c.text, at, std::string::npos);
+    if (t->u8 != t->n) {
+      for (char b : t->text) t->u16 += static_cast<unsigned char>(b) >= 0xF0;
+    }
+    c.text.resize(at);
+  } else {
+    t->values.assign(c.values.begin() + static_cast<ptrdiff_t>(at), c.values.end());
+    c.values.resize(at);
+  }
+  t->runs.assign(c.runs.begin() + static_cast<ptrdiff_t>(mid), c.runs.end());
+  c.runs.resize(mid);
+  c.n -= t->n;
+  c.u16 -= t->u16;
+  c.u8 -= t->u8;
+  chunks_.insert(chunks_.begin() + ci + 1, t);
 }
 
 void PlainSeq::split(uint32_t ci) {
@@ -306,8 +342,11 @@ Status PlainSeq::erase(uint32_t pos, uint32_t n) {
   }
   // Keep chunks from fragmenting: the edited chunk absorbs its successor
   // when both together fill at most half a chunk.
-  if (ci + 1 < chunks_.size() && chunks_[ci]->u8 + chunks_[ci + 1]->u8 <= chunk_max() / 2) {
+  if (ci + 1 < chunks_.size() && chunks_[ci]->u8 + chunks_[ci + 1]->u8 <= chunk_max() / 2 &&
+      chunks_[ci]->runs.size() + chunks_[ci + 1]->runs.size() <= kMaxRuns) {
     merge_next(ci);
+  } else if (ci < chunks_.size() && chunks_[ci]->runs.size() > kMaxRuns) {
+    split_runs(ci);  // an erase inside a run cut it in two
   }
   return Status();
 }
@@ -404,16 +443,18 @@ Result<Seq::Boundary> PlainSeq::locate(size_t n, int kind) const {
 
 size_t PlainSeq::id_at(size_t pos, uint32_t* peer, int32_t* counter) const {
   seek(0, pos + 1);
-  size_t off = pos - cache_.n;
-  for (const IdRun& r : chunks_[cache_.ci]->runs) {
-    if (off < r.len) {
-      *peer = r.peer;
-      *counter = r.counter + static_cast<int32_t>(off);
-      return r.len - off;
-    }
-    off -= r.len;
-  }
-  return 0;  // unreachable when pos < visible_units()
+  const Chunk& c = *chunks_[cache_.ci];
+  const size_t off = pos - cache_.n;
+  size_t start = 0;
+  const size_t r = find_run(c.runs, c.n, off, &c == hint_chunk_ ? hint_ : RunPos{}, &start);
+  // Remember the run: an erase at `pos` usually follows.
+  if (&c != hint_chunk_ || r != hint_.run) hint_end_ = SIZE_MAX;
+  hint_chunk_ = &c;
+  hint_ = RunPos{r, start};
+  const IdRun& run = c.runs[r];
+  *peer = run.peer;
+  *counter = run.counter + static_cast<int32_t>(off - start);
+  return run.len - (off - start);
 }
 
 std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
@@ -421,20 +462,25 @@ std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
   to = std::min(to, total_n_);
   if (from >= to) return runs;
   seek(0, from + 1);
-  size_t unit = cache_.n;  // first unit of the run being looked at
-  for (size_t ci = cache_.ci; ci < chunks_.size() && unit < to; ++ci) {
-    for (const IdRun& r : chunks_[ci]->runs) {
-      const size_t end = unit + r.len;
-      if (end > from && unit < to) {
-        const size_t lo = std::max(unit, from), hi = std::min(end, to);
-        const int32_t counter = r.counter + static_cast<int32_t>(lo - unit);
-        Seq::Run* last = runs.empty() ? nullptr : &runs.back();
-        if (last && last->peer == r.peer && last->counter + int32_t(last->len) == counter) {
-          last->len += static_cast<uint32_t>(hi - lo);
-        } else {
-          runs.push_back(
-              Seq::Run{static_cast<uint32_t>(lo), static_cast<uint32_t>(hi - lo), r.peer, counter});
-        }
+  // The first chunk's runs are searched from the nearest known boundary.
+  const Chunk& first = *chunks_[cache_.ci];
+  size_t start = 0;
+  size_t r = find_run(first.runs, first.n, from - cache_.n,
+                      &first == hint_chunk_ ? hint_ : RunPos{}, &start);
+  size_t unit = cache_.n + start;  // first unit of the run being looked at
+  for (size_t ci = cache_.ci; ci < chunks_.size() && unit < to; ++ci, r = 0) {
+    const std::vector<IdRun>& cr = chunks_[ci]->runs;
+    for (; r < cr.size(); ++r) {
+      const IdRun& run = cr[r];
+      const size_t end = unit + run.len;
+      const size_t lo = std::max(unit, from), hi = std::min(end, to);
+      const int32_t counter = run.counter + static_cast<int32_t>(lo - unit);
+      Seq::Run* last = runs.empty() ? nullptr : &runs.back();
+      if (last && last->peer == run.peer && last->counter + int32_t(last->len) == counter) {
+        last->len += static_cast<uint32_t>(hi - lo);
+      } else {
+        runs.push_back(
+            Seq::Run{static_cast<uint32_t>(lo), static_cast<uint32_t>(hi - lo), run.peer, counter});
       }
       unit = end;
       if (unit >= to) break;

@@ -114,6 +114,9 @@ class PlainSeq {
   // Splits the oversize chunk `ci` into pieces of chunk_max() / 2 (cut at
   // character boundaries), the first staying at `ci`.
   void split(uint32_t ci);
+  // Splits chunk `ci` in two at its middle id run, so that run searches
+  // inside a chunk stay short however fragmented its ids are.
+  void split_runs(uint32_t ci);
   // Appends chunk ci + 1 to chunk ci and drops it.
   void merge_next(uint32_t ci);
   void clear();
@@ -145,9 +148,10 @@ class PlainSeq {
   // A run boundary of the chunk edited last, so typing on extends its run
   // without a search and nearby edits search from there; cleared when that
   // chunk's runs change otherwise (split, merge, clear).
-  Chunk* hint_chunk_ = nullptr;
-  RunPos hint_;
-  size_t hint_end_ = SIZE_MAX;  // unit where run hint_.run ends, if it is the last insert's
+  // id_at moves it too (mutable), so the erase that follows finds its run at once.
+  mutable const Chunk* hint_chunk_ = nullptr;
+  mutable RunPos hint_;
+  mutable size_t hint_end_ = SIZE_MAX;  // unit where run hint_.run ends, if it is the last insert's
   size_t total_n_ = 0, total_u16_ = 0, total_u8_ = 0;
 };
 

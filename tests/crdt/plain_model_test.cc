@@ -62,6 +62,18 @@ void check_ids(const PlainSeq& seq, const Ids& ids, size_t from, size_t to) {
                        ids.begin() + static_cast<ptrdiff_t>(to)));
 }
 
+// id_at(pos) names the model's id of unit `pos` and a run of consecutive ids
+// from there that the model confirms.
+void check_id_at(const PlainSeq& seq, const Ids& ids, size_t pos) {
+  uint32_t peer = 0;
+  int32_t counter = 0;
+  const size_t len = seq.id_at(pos, &peer, &counter);
+  RC_ASSERT(len >= 1u);
+  RC_ASSERT(pos + len <= ids.size());
+  for (size_t k = 0; k < len; ++k)
+    RC_ASSERT(ids[pos + k] == std::make_pair(peer, counter + static_cast<int32_t>(k)));
+}
+
 // Conversions at unit boundary k in all three units, and positions inside a
 // character are refused.
 void check_locate(const PlainSeq& seq, const std::u32string& model, size_t k) {
@@ -92,7 +104,17 @@ RC_GTEST_PROP(PlainSeqModel, TextMatchesAU32StringModel, ()) {
   size_t cursor = 0;  // where typing goes on
   const int steps = *rc::gen::inRange(1, 300);
   for (int i = 0; i < steps; ++i) {
-    const int what = model.empty() ? 0 : *rc::gen::inRange(0, 10);
+    const int what = model.empty() ? 0 : *rc::gen::inRange(0, 12);
+    if (what >= 10) {
+      // Id lookups between edits (they move the search hint the next edit
+      // starts from): id_at at the cursor or anywhere, unit_runs of a range.
+      const size_t pos =
+          what == 10 && cursor < model.size() ? cursor : *rc::gen::inRange<size_t>(0, model.size());
+      check_id_at(seq, ids, pos);
+      const size_t to = *rc::gen::inRange<size_t>(pos, model.size() + 1);
+      check_ids(seq, ids, pos, to);
+      continue;
+    }
     if (what < 6) {
       // Insert: typing at the cursor, a piece somewhere, or a long paste.
       std::u32string text;
@@ -179,6 +201,7 @@ RC_GTEST_PROP(PlainSeqModel, ListMatchesAVectorModel, ()) {
     }
     RC_ASSERT(seq.visible_units() == model.size());
     RC_ASSERT(seq.utf8_len() == model.size());
+    if (!model.empty()) check_id_at(seq, ids, *rc::gen::inRange<size_t>(0, model.size()));
   }
   RC_ASSERT(seq.visible_contents() == model);
   check_ids(seq, ids, 0, model.size());
@@ -209,6 +232,41 @@ TEST(PlainSeqModel, ChunkSpanningEraseKeepsCountsAndIds) {
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].counter, 0);
   EXPECT_EQ(runs[1].counter, 9007);
+}
+
+TEST(PlainSeqModel, FragmentedIdsStayFindable) {
+  // Typing backwards (each character before the last) gives every unit its
+  // own id run, so chunks split on their run count; erasing every other unit
+  // afterwards joins nothing. Every id stays where the model has it.
+  for (const bool text : {true, false}) {
+    PlainSeq seq(text);
+    Ids ids;
+    for (int32_t i = 0; i < 3000; ++i) {
+      const uint32_t peer = 1 + static_cast<uint32_t>(i % 2);
+      const uint32_t pos = static_cast<uint32_t>(ids.size() / 3);
+      const uint32_t value = i % 5 == 0 ? 0x1F600 : 'a' + static_cast<uint32_t>(i % 26);
+      ASSERT_TRUE(seq.insert(peer, i, pos, &value, 1).ok());
+      ids.insert(ids.begin() + pos, {peer, i});
+    }
+    for (size_t pos = 0; pos < ids.size(); pos += 97) {
+      uint32_t peer = 0;
+      int32_t counter = 0;
+      EXPECT_EQ(seq.id_at(pos, &peer, &counter), 1u);
+      EXPECT_EQ(std::make_pair(peer, counter), ids[pos]);
+    }
+    for (size_t pos = ids.size() - 1; pos < ids.size(); pos -= std::min<size_t>(pos + 1, 2)) {
+      ASSERT_TRUE(seq.erase(static_cast<uint32_t>(pos), 1).ok());
+      ids.erase(ids.begin() + static_cast<ptrdiff_t>(pos));
+      if (pos < 2) break;
+    }
+    Ids got;
+    for (const auto& run : seq.unit_runs(0, ids.size())) {
+      for (uint32_t k = 0; k < run.len; ++k)
+        got.emplace_back(run.peer, run.counter + static_cast<int32_t>(k));
+    }
+    EXPECT_EQ(got, ids);
+    EXPECT_EQ(seq.visible_units(), ids.size());
+  }
 }
 
 }  // namespace
