@@ -8,11 +8,6 @@
 namespace weft::crdt::detail {
 namespace {
 
-// A Text chunk splits above kTextChunkMax bytes into pieces of half of it,
-// a List chunk above kListChunkMax units (4 bytes each): an insert moves at
-// most a few hundred bytes, and a cursor walk skips a chunk per step.
-constexpr size_t kTextChunkMax = 512;
-constexpr size_t kListChunkMax = 256;
 // A chunk with more id runs than this splits in two at its middle run (a
 // soft bound: searching a run scans from the nearest end or the last edit).
 constexpr size_t kMaxRuns = 32;
@@ -39,7 +34,15 @@ Status past_the_end(size_t pos, size_t total) {
 
 }  // namespace
 
-size_t PlainSeq::chunk_max() const { return is_text_ ? kTextChunkMax : kListChunkMax; }
+PlainSeq::Chunk* PlainSeq::new_chunk() const {
+  auto* c = new Chunk();
+  if (is_text_)
+    c->text.reserve(chunk_max() + 32);  // an insert of up to 32 bytes fits
+  else
+    c->values.reserve(chunk_max() + 8);
+  c->runs.reserve(kMaxRuns / 2);
+  return c;
+}
 
 size_t PlainSeq::offset_of(const Chunk& c, size_t off) const {
   if (c.u8 == c.n) return off;  // a List, or all-ASCII text
@@ -80,12 +83,12 @@ void PlainSeq::seek(int kind, size_t n) const {
 }
 
 PlainSeq::Chunk& PlainSeq::chunk_for_insert(uint32_t pos, size_t* off) {
-  if (chunks_.empty()) chunks_.push_back(new Chunk());
+  if (chunks_.empty()) chunks_.push_back(new_chunk());
   if (pos == 0) {
     cache_ = Prefix();
     *off = 0;
   } else {
-    seek(0, pos);
+    seek_unit(pos);
     *off = pos - cache_.n;
   }
   return *chunks_[cache_.ci];
@@ -174,7 +177,7 @@ void PlainSeq::split_runs(uint32_t ci) {
   size_t units = 0;
   for (size_t r = 0; r < mid; ++r) units += c.runs[r].len;
   const size_t at = offset_of(c, units);  // byte (Text) or value (List) offset
-  auto* t = new Chunk();
+  Chunk* t = new_chunk();
   t->n = static_cast<uint32_t>(c.n - units);
   t->u8 = static_cast<uint32_t>(c.u8 - at);
   t->u16 = t->n;
@@ -224,7 +227,7 @@ void PlainSeq::split(uint32_t ci) {
   std::vector<Chunk*> pieces;
   for (size_t a = first; a < size;) {
     const size_t b = next_cut(a);
-    auto* t = new Chunk();
+    Chunk* t = new_chunk();
     size_t astral = 0;
     const size_t units = units_of(a, b, &astral);
     if (is_text_) {
@@ -293,7 +296,7 @@ Status PlainSeq::erase(uint32_t pos, uint32_t n) {
   // address may come back).
   const Chunk* hinted = hint_chunk_;
   hint_chunk_ = nullptr;
-  seek(0, size_t{pos} + 1);
+  seek_unit(size_t{pos} + 1);
   // Only chunks at or after cache_.ci change, so the cached prefix stays valid.
   const uint32_t ci = cache_.ci;
   size_t off = pos - cache_.n;
@@ -442,7 +445,7 @@ Result<Seq::Boundary> PlainSeq::locate(size_t n, int kind) const {
 }
 
 size_t PlainSeq::id_at(size_t pos, uint32_t* peer, int32_t* counter) const {
-  seek(0, pos + 1);
+  seek_unit(pos + 1);
   const Chunk& c = *chunks_[cache_.ci];
   const size_t off = pos - cache_.n;
   size_t start = 0;
@@ -461,7 +464,7 @@ std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
   std::vector<Seq::Run> runs;
   to = std::min(to, total_n_);
   if (from >= to) return runs;
-  seek(0, from + 1);
+  seek_unit(from + 1);
   // The first chunk's runs are searched from the nearest known boundary.
   const Chunk& first = *chunks_[cache_.ci];
   size_t start = 0;
@@ -489,8 +492,8 @@ std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
   return runs;
 }
 
-size_t PlainSeq::find_run(const std::vector<IdRun>& runs, size_t chunk_units, size_t off,
-                          RunPos hint, size_t* start) {
+inline size_t PlainSeq::find_run(const std::vector<IdRun>& runs, size_t chunk_units, size_t off,
+                                 RunPos hint, size_t* start) {
   // Scan from the boundary nearest to `off`: the chunk's start, its end, or
   // the hint (where the last edit was).
   size_t r = 0, at = 0;
@@ -522,8 +525,9 @@ void PlainSeq::append_run(std::vector<IdRun>& runs, const IdRun& r) {
   runs.push_back(r);
 }
 
-PlainSeq::RunPos PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off,
-                                      RunPos hint, uint32_t peer, int32_t counter, uint32_t n) {
+inline PlainSeq::RunPos PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t chunk_units,
+                                             size_t off, RunPos hint, uint32_t peer,
+                                             int32_t counter, uint32_t n) {
   size_t start = 0;
   const size_t r = find_run(runs, chunk_units, off, hint, &start);
   if (off == start) {
@@ -548,8 +552,8 @@ PlainSeq::RunPos PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t chunk_uni
   return RunPos{r + 1, off};
 }
 
-PlainSeq::RunPos PlainSeq::erase_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off,
-                                     size_t n, RunPos hint) {
+inline PlainSeq::RunPos PlainSeq::erase_ids(std::vector<IdRun>& runs, size_t chunk_units,
+                                            size_t off, size_t n, RunPos hint) {
   size_t start = 0;
   size_t r = find_run(runs, chunk_units, off, hint, &start);
   // runs[r] still begins at `start` afterwards unless it is merged away below.

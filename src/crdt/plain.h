@@ -27,6 +27,12 @@ namespace weft::crdt::detail {
 
 class PlainSeq {
  public:
+  // A Text chunk splits above kTextChunkMax bytes into pieces of half of it,
+  // a List chunk above kListChunkMax units (4 bytes each): an insert moves at
+  // most a few hundred bytes, and a cursor walk skips a chunk per step.
+  static constexpr size_t kTextChunkMax = 512;
+  static constexpr size_t kListChunkMax = 256;
+
   explicit PlainSeq(bool is_text) : is_text_(is_text) {}
   ~PlainSeq() { clear(); }
   PlainSeq(const PlainSeq&) = delete;
@@ -99,11 +105,19 @@ class PlainSeq {
   }
   // A chunk whose size measure (u8: bytes of a Text, units of a List) passes
   // this splits into pieces of half of it.
-  size_t chunk_max() const;
+  size_t chunk_max() const { return is_text_ ? kTextChunkMax : kListChunkMax; }
+  // A new empty chunk with room for a full chunk's units and runs, so that
+  // edits until its next split do not reallocate.
+  Chunk* new_chunk() const;
   // Byte (Text) or value (List) offset of unit `off` of `c`. REQUIRES: off <= c.n.
   size_t offset_of(const Chunk& c, size_t off) const;
   // Moves the cache to the first chunk whose running count reaches n (n >= 1).
   void seek(int kind, size_t n) const;
+  // seek(0, n), with the common case inline: unit n is in the cached chunk.
+  void seek_unit(size_t n) const {
+    if (cache_.ci < chunks_.size() && cache_.n < n && n <= cache_.n + chunks_[cache_.ci]->n) return;
+    seek(0, n);
+  }
   // The chunk that unit position `pos` (<= total_n_) falls in, with the cache
   // on it; `off` receives pos's offset in it. Creates the first chunk.
   Chunk& chunk_for_insert(uint32_t pos, size_t* off);
