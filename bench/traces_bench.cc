@@ -2,7 +2,7 @@
 // weft::crdt::Doc and a plain gap buffer, and prints one JSON object per
 // trace (see bench/traces.sh, which also runs the Node peers).
 //
-//   weft_traces_bench [--dir DIR] [--reps N] [--only NAME] [--save-updates DIR]
+//   weft_traces_bench [--dir DIR] [--reps N] [--only NAME[,NAME...]] [--save-updates DIR]
 //
 // --save-updates writes each concurrent trace's merged history (the bytes
 // merge_ms imports) to DIR/NAME.weft, for profiling the merge alone
@@ -430,7 +430,9 @@ int main(int argc, char** argv) {
                       .c_str());
       continue;
     }
-    if (!only.empty() && trace->name != only) continue;
+    // --only takes one name or a comma-separated list (to run a trace after another one).
+    if (!only.empty() && ("," + only + ",").find("," + trace->name + ",") == std::string::npos)
+      continue;
     std::printf("%s\n", bench_trace(*trace, reps).dump().c_str());
     std::fflush(stdout);
   }

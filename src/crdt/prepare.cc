@@ -94,8 +94,15 @@ Status Seq::check_prepare(const DenseVv* vv) const {
     if (ci == pcache_.ci && prefix != pcache_.pvis)
       return internal_error("tracker: stale prepare prefix cache");
     uint32_t pvis = 0;
-    for (uint32_t i : c.items) {
+    if (c.flags.size() != c.items.size()) return internal_error("tracker: chunk flags out of step");
+    for (size_t off = 0; off < c.items.size(); ++off) {
+      const uint32_t i = c.items[off];
       const Elem& e = arena_[i];
+      const uint8_t want = flags_of(e), have = c.flags[off];
+      if ((want & kVisBit) != (have & kVisBit) ||
+          (c.pexact(off) && (want & kPvisBit) != (have & kPvisBit))) {
+        return internal_error("tracker: stale visibility flags of a chunk item");
+      }
       const bool ins = vv == nullptr || vv->includes(e.peer, e.counter);
       if (e.chunk != c.id || e.pins != ins || e.pdel != dels[i]) {
         return internal_error("tracker: element " + std::to_string(e.peer) + "@" +

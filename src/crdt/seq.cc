@@ -2,6 +2,7 @@
 #include "crdt/seq.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "weft/base/utf.h"
 
@@ -121,26 +122,72 @@ void Seq::seek(int kind, size_t n) const {
   }
 }
 
-template <typename Visible>
-Result<Seq::Cur> Seq::scan_chunk(uint32_t ci, uint32_t k, uint32_t count, Visible vis) const {
-  // From whichever end of the chunk is nearer the k-th of its `count` visible
-  // entities (typing at the end of a chunk then costs a few steps).
-  const auto& items = chunks_[ci]->items;
-  if (k > count) return internal_error("sequence chunk counts are inconsistent");
+Result<Seq::Cur> Seq::scan_chunk(uint32_t ci, uint32_t k, uint32_t count, uint8_t bit) {
+  Chunk& ch = *chunks_[ci];
+  if (k == 0 || k > count) return internal_error("sequence chunk counts are inconsistent");
+  // Eight flag bytes at a time over the exact ones (the multiply adds up the
+  // eight selected bits in the top byte), from whichever end of the chunk is
+  // nearer the k-th of its `count` items (typing at the end of a chunk then
+  // costs a few steps). Stale prepare bits met on the way are recomputed
+  // from the elements, which extends the exact prefix or suffix.
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  const int shift = bit == kVisBit ? 0 : 1;
+  uint8_t* f = ch.flags.data();
+  const uint32_t* items = ch.items.data();
+  const Elem* arena = arena_.data();
+  const uint32_t n = static_cast<uint32_t>(ch.flags.size());
+  const bool all_exact = bit == kVisBit || ch.plo + ch.psuf >= n;
+  auto count8 = [&](uint32_t at) {
+    uint64_t w;
+    std::memcpy(&w, f + at, 8);
+    return static_cast<uint32_t>((((w >> shift) & kOnes) * kOnes) >> 56);
+  };
+  auto refresh = [&](uint32_t off) {
+    const Elem& e = arena[items[off]];
+    f[off] = static_cast<uint8_t>((f[off] & kVisBit) | (e.pins && e.pdel == 0 ? kPvisBit : 0));
+  };
   if (2 * k <= count) {
-    for (uint32_t off = 0; off < items.size(); ++off) {
-      if (vis(arena_[items[off]]) && --k == 0) return Cur{ci, off};
+    const uint32_t exact = all_exact ? n : ch.plo;
+    uint32_t off = 0;
+    for (; off + 8 <= exact; off += 8) {
+      const uint32_t c = count8(off);
+      if (c >= k) break;
+      k -= c;
+    }
+    for (; off < exact; ++off) {
+      if ((f[off] & bit) && --k == 0) return Cur{ci, off};
+    }
+    for (; off < n; ++off) {
+      refresh(off);
+      if ((f[off] & bit) && --k == 0) {
+        ch.plo = off + 1;
+        return Cur{ci, off};
+      }
     }
   } else {
+    const uint32_t exact = all_exact ? 0 : n - ch.psuf;
     uint32_t from_end = count - k + 1;
-    for (uint32_t off = static_cast<uint32_t>(items.size()); off-- > 0;) {
-      if (vis(arena_[items[off]]) && --from_end == 0) return Cur{ci, off};
+    uint32_t off = n;
+    for (; off >= exact + 8; off -= 8) {
+      const uint32_t c = count8(off - 8);
+      if (c >= from_end) break;
+      from_end -= c;
+    }
+    while (off > exact) {
+      if ((f[--off] & bit) && --from_end == 0) return Cur{ci, off};
+    }
+    while (off-- > 0) {
+      refresh(off);
+      if ((f[off] & bit) && --from_end == 0) {
+        ch.psuf = n - off;
+        return Cur{ci, off};
+      }
     }
   }
   return internal_error("sequence chunk counts are inconsistent");
 }
 
-Result<Seq::Cur> Seq::find_visible(uint32_t pos, const DenseVv* vv) const {
+Result<Seq::Cur> Seq::find_visible(uint32_t pos, const DenseVv* vv) {
   if (vv == nullptr) {
     if (pos > total_vis_)
       return out_of_range("position " + std::to_string(pos) + " is past the end (" +
@@ -148,7 +195,7 @@ Result<Seq::Cur> Seq::find_visible(uint32_t pos, const DenseVv* vv) const {
     seek(3, pos);
     if (cache_.ci >= chunks_.size()) return out_of_range("position past the end");
     return scan_chunk(cache_.ci, pos - static_cast<uint32_t>(cache_.vis), chunks_[cache_.ci]->vis,
-                      [](const Elem& e) { return e.del_peer == kNone; });
+                      kVisBit);
   }
   // The prepare version is the op's version: find the chunk by its counts.
   PPrefix& p = pcache_;
@@ -159,8 +206,7 @@ Result<Seq::Cur> Seq::find_visible(uint32_t pos, const DenseVv* vv) const {
   if (p.ci >= chunks_.size()) {
     return out_of_range("position " + std::to_string(pos) + " is past the end of the op's version");
   }
-  return scan_chunk(p.ci, pos - static_cast<uint32_t>(p.pvis), chunks_[p.ci]->pvis,
-                    [this](const Elem& e) { return pvisible(e); });
+  return scan_chunk(p.ci, pos - static_cast<uint32_t>(p.pvis), chunks_[p.ci]->pvis, kPvisBit);
 }
 
 void Seq::recount(Chunk& k) const {
@@ -195,14 +241,20 @@ Seq::Cur Seq::insert_run(Cur c, uint32_t first, uint32_t len) {
   }
   {
     Chunk& ch = *chunks_[c.ci];
+    // The new items' bits are exact: a prefix or suffix they join stays so.
+    if (c.off <= ch.plo) ch.plo += len;
+    if (c.off + ch.psuf >= ch.items.size()) ch.psuf += len;
     ch.items.insert(ch.items.begin() + c.off, len, 0);
+    ch.flags.insert(ch.flags.begin() + c.off, len, 0);
     Delta d;
     for (uint32_t k = 0; k < len; ++k) {
       const uint32_t idx = first + k;
       Elem& e = arena_[idx];
       ch.items[c.off + k] = idx;
+      const uint8_t fl = flags_of(e);
+      ch.flags[c.off + k] = fl;
       e.chunk = ch.id;
-      if (pvisible(e)) ++d.pvis;
+      if (fl & kPvisBit) ++d.pvis;
       weigh(e, +1, d);
     }
     apply_delta(c.ci, d);
@@ -228,6 +280,8 @@ Seq::Cur Seq::insert_run(Cur c, uint32_t first, uint32_t len) {
     k->id = static_cast<uint32_t>(chunk_pos_.size());
     chunk_pos_.push_back(0);
     k->items.assign(items.begin() + at, items.begin() + at + size);
+    k->flags.assign(head.flags.begin() + at, head.flags.begin() + at + size);
+    k->pstale();  // (rare: recomputed by the next lookups)
     for (uint32_t i : k->items) arena_[i].chunk = k->id;
     recount(*k);
     head.vis -= k->vis;
@@ -240,6 +294,8 @@ Seq::Cur Seq::insert_run(Cur c, uint32_t first, uint32_t len) {
     pieces.push_back(std::move(k));
   }
   items.resize(head_size);  // its counts are the old ones less the new chunks'
+  head.flags.resize(head_size);
+  head.pstale();
   chunks_.insert(chunks_.begin() + c.ci + 1, std::make_move_iterator(pieces.begin()),
                  std::make_move_iterator(pieces.end()));
   for (size_t k = c.ci + 1; k < chunks_.size(); ++k) chunk_pos_[chunks_[k]->id] = uint32_t(k);
@@ -362,6 +418,7 @@ Status Seq::erase_one(uint32_t peer, int32_t counter, uint32_t pos, DenseVv* vv)
   const uint32_t idx = at(*found);
   Delta d;
   mark_deleted(idx, peer, counter, d);
+  chunks_[found->ci]->flags[found->off] = flags_of(arena_[idx]);
   apply_delta(found->ci, d);
   add_run(del_runs_, peer, counter, idx);
   if (vv) vv->set(peer, std::max(vv->get(peer), counter + 1));
@@ -396,11 +453,13 @@ Status Seq::erase_forward(uint32_t peer, int32_t counter, uint32_t pos, int32_t 
   Status st;
   while (true) {
     const std::vector<uint32_t>& items = chunks_[c.ci]->items;
+    std::vector<uint8_t>& flags = chunks_[c.ci]->flags;
     Delta d;
     for (; c.off < items.size() && k < n; ++c.off) {
       const uint32_t idx = items[c.off];
       if (!pvisible(arena_[idx])) continue;
       mark_deleted(idx, peer, counter + k, d);
+      flags[c.off] = flags_of(arena_[idx]);
       if (run.len > 0 && run.arena + run.len == idx) {
         ++run.len;
       } else {

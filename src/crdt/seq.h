@@ -156,10 +156,24 @@ class Seq {
  private:
   struct Chunk {
     std::vector<uint32_t> items;  // arena indexes
+    // Per item (same order as items): kVisBit when visible in the current
+    // state, kPvisBit when visible in the prepare version. Position lookups
+    // count these bytes 8 at a time instead of reading each Elem. kVisBit is
+    // always exact; kPvisBit only on the first `plo` and the last `psuf`
+    // items: retreat / advance change elements by id, not by offset, so they
+    // make the whole chunk stale, and a lookup refreshes the items it walks.
+    std::vector<uint8_t> flags;
     uint32_t vis = 0, chars = 0, u16 = 0, u8 = 0;
     uint32_t pvis = 0;  // entities visible in the prepare version
     uint32_t id = 0;    // stable id (chunk_pos_ maps it to the index in chunks_)
+    uint32_t plo = 0, psuf = 0;
+    bool pexact(size_t off) const { return off < plo || off + psuf >= items.size(); }
+    void pstale() { plo = psuf = 0; }
   };
+  static constexpr uint8_t kVisBit = 1, kPvisBit = 2;
+  uint8_t flags_of(const Elem& e) const {
+    return static_cast<uint8_t>((e.del_peer == kNone ? kVisBit : 0) | (pvisible(e) ? kPvisBit : 0));
+  }
   // Consecutive units (counter..counter+len) of one peer's ops whose targets
   // (inserted element, or deleted element) are arena indexes arena..arena+len.
   struct IdRun {
@@ -201,6 +215,7 @@ class Seq {
   // Adds `sign` to the prepare count of chunk `ci` (and to the cached prefix).
   void padd(uint32_t ci, int sign) {
     chunks_[ci]->pvis += sign;
+    chunks_[ci]->pstale();
     if (ci < pcache_.ci) pcache_.pvis += sign;
   }
   // Same for the chunk holding arena element `idx`.
@@ -249,12 +264,11 @@ class Seq {
   // chunk's counts) and the element; the caller records the id run.
   void mark_deleted(uint32_t idx, uint32_t peer, int32_t counter, Delta& d);
   uint32_t at(Cur c) const { return chunks_[c.ci]->items[c.off]; }
-  // The k-th (1-based) entity of chunk `ci` for which vis(elem) holds, of
-  // `count` such entities in the chunk.
-  template <typename Visible>
-  Result<Cur> scan_chunk(uint32_t ci, uint32_t k, uint32_t count, Visible vis) const;
+  // The k-th (1-based) item of chunk `ci` whose flags have `bit` set, of
+  // `count` such items in the chunk.
+  Result<Cur> scan_chunk(uint32_t ci, uint32_t k, uint32_t count, uint8_t bit);
   // Finds the pos-th (1-based) visible entity of `vv`; returns its cursor.
-  Result<Cur> find_visible(uint32_t pos, const DenseVv* vv) const;
+  Result<Cur> find_visible(uint32_t pos, const DenseVv* vv);
   // Inserts arena index `idx` before cursor `c` (end allowed); returns its cursor.
   Cur insert_at(Cur c, uint32_t idx) { return insert_run(c, idx, 1); }
   // Inserts arena indexes first..first+len-1 in order before cursor `c`
