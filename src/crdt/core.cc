@@ -8,6 +8,14 @@ namespace weft::crdt::detail {
 
 DocCore::DocCore(PeerId p) : peer(p), state(std::make_unique<State>()) { self = intern_peer(p); }
 
+void DocCore::advance_vv_slow(State& s, uint32_t peer, Counter end) {
+  const int32_t before = s.vv.get(peer);
+  if (end > before) {
+    s.vv.set(peer, end);
+    s.vv_total += end - before;
+  }
+}
+
 uint32_t DocCore::intern_peer(PeerId p) {
   // Look up first: emplace would allocate a node even for a known peer.
   if (auto found = peer_index.find(p); found != peer_index.end()) return found->second;

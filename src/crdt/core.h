@@ -6,6 +6,7 @@
 #ifndef WEFT_SRC_CRDT_CORE_H_
 #define WEFT_SRC_CRDT_CORE_H_
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -147,13 +148,18 @@ class DocCore {
   // Retreats / advances the units [lo, hi) of dense `peer` that are ops on `container`.
   Status prepare_ops(Seq& seq, uint32_t container, uint32_t peer, Counter lo, Counter hi,
                      bool advance) const;
-  static void advance_vv(State& s, uint32_t peer, Counter end) {
-    const int32_t before = s.vv.get(peer);
-    if (end > before) {
-      s.vv.set(peer, end);
-      s.vv_total += end - before;
+  [[gnu::always_inline]] static void advance_vv(State& s, uint32_t peer, Counter end) {
+    if (peer < s.vv.ends.size()) {  // the keystroke case: no resize
+      int32_t& at = s.vv.ends[peer];
+      if (end > at) {
+        s.vv_total += end - at;
+        at = end;
+      }
+      return;
     }
+    advance_vv_slow(s, peer, end);
   }
+  static void advance_vv_slow(State& s, uint32_t peer, Counter end);
   // Rebuilds a state holding exactly the ops in `vv` (`plain`: see State::plain).
   Result<std::unique_ptr<State>> build_state(const DenseVv& vv, bool plain = true);
   // Gives every Text / List of `s` that holds a plain state its Fugue tracker,
@@ -206,7 +212,83 @@ class DocCore {
     return detached ? detached_error() : Status();
   }
   static Status detached_error();
-  bool txn_open() const { return !txn_ops.empty(); }
+  bool txn_open() const { return direct || !txn_ops.empty(); }
+
+  // ---- the direct keystroke
+  // A keystroke that opens a transaction which the commit would merge into
+  // this peer's last change (see can_write_direct) writes its op straight
+  // into that change — extending the change's last op or appending one —
+  // instead of building a transaction op that the commit folds and drops.
+  // While `direct` is set the change holds those units beyond its `len`, and
+  // txn_ops is empty; the commit publishes them (commit_direct) or, when the
+  // general path must run, settle() first moves them back into txn_ops as
+  // that path would hold them. Everything other than a keystroke continuing
+  // the direct insert and a commit settles first: local_op, materialize, a
+  // commit that cannot merge in place, and every Doc reader of the op log.
+  bool direct = false;
+  struct DirectTxn {
+    bool pushed = false;  // its op was appended to the change (else it extended the last op)
+    int32_t keep = 0;     // extended insert: code points the last op had before
+    // Extended delete: the last op's len / start_id before, and the keystroke's delete.
+    int32_t run_len = 0;
+    ID run_start;
+    int32_t pos = 0, len = 0;
+    ID start;
+  } direct_txn;
+  // Whether a keystroke that opens a transaction now may write directly: the
+  // general path would merge that transaction into this peer's last change
+  // (the latest in the log, the state frontier right at its end; the commit
+  // options are checked by commit_direct) and nothing observes the commit.
+  bool can_write_direct() const {
+    if (!fast_commit || changes.empty() || gathering || !subscribers.empty() ||
+        !commit_hooks.empty() || !local_update_subscribers.empty() || state_frontiers.size() != 1) {
+      return false;
+    }
+    const Change& last = changes.back();
+    const ID& head = state_frontiers.ids()[0];
+    return last.peer == self && head.peer == peer && head.counter + 1 == last.end();
+  }
+  // Publishes the direct keystroke when the commit may merge it in place
+  // (the merge interval and message rule of the general path, still no
+  // observers); returns false with nothing changed otherwise. Inline: every
+  // keystroke's commit.
+  bool commit_direct(const CommitOptions& options) {
+    // Observers that arrived after the keystroke take the general path (the
+    // change and the deps were checked when the keystroke went direct).
+    if (gathering || !commit_hooks.empty() || !local_update_subscribers.empty()) return false;
+    Change& last = changes.back();
+    if (!merges_into(last, options)) return false;
+    direct = false;
+    publish_into(last);
+    return true;
+  }
+  // The general path's merge rule for a commit continuing this peer's last
+  // change `last` on top of it: within the merge interval, same message.
+  bool merges_into(const Change& last, const CommitOptions& options) const {
+    int64_t ts = 0;
+    if (options.timestamp || record_timestamp) ts = commit_timestamp(options);  // no call: 0
+    ts = std::max(ts, last.timestamp);
+    return ts - last.timestamp <= merge_interval && last.msg == options.message;
+  }
+  // Counts the open transaction's units into `last` (this peer's change,
+  // the latest in the log) and moves the op log's version and both
+  // frontiers to its end.
+  void publish_into(Change& last) {
+    last.len += txn_len;
+    txn_len = 0;
+    const Counter end = last.end();
+    // This peer's change is in the log, so its entry exists (no resize).
+    oplog_vv.ends[self] = end;
+    const ID head{peer, end - 1};
+    oplog_frontiers.assign(head);
+    state_frontiers.assign(head);
+  }
+  // Moves a direct keystroke back into txn_ops (no-op otherwise). Inline:
+  // every reader asks.
+  void settle() {
+    if (direct) settle_direct();
+  }
+  void settle_direct();
 
   // ---- events
   void touch(uint32_t container);

@@ -102,7 +102,8 @@ Result<Value> Doc::get_value(const ContainerId& id) const {
 }
 
 Status Doc::commit(const CommitOptions& options) {
-  // The keystroke commit without the general path's call frame.
+  // The keystroke commits without the general path's call frame.
+  if (core_->direct && core_->commit_direct(options)) return Status();
   if (core_->txn_ops.size() == 1 && core_->commit_in_place(options)) return Status();
   return core_->commit(options);
 }
@@ -124,13 +125,17 @@ Result<ImportStatus> Doc::import(std::string_view data, std::string_view origin)
   return result;
 }
 
+// Readers of the op log settle a direct keystroke first (see DocCore::direct).
 std::string Doc::export_json_updates(const VersionVector& from, bool peer_compression) const {
+  core_->settle();
   return core_->export_json(from, peer_compression);
 }
 std::string Doc::export_updates(const VersionVector& from) const {
+  core_->settle();
   return core_->export_binary(from, false);
 }
 std::string Doc::export_snapshot(SnapshotCompression compression) const {
+  core_->settle();
   return core_->export_binary({}, true, compression == SnapshotCompression::kFast);
 }
 
@@ -140,11 +145,13 @@ Frontiers Doc::frontiers() const { return core_->state_frontiers; }
 Frontiers Doc::oplog_frontiers() const { return core_->oplog_frontiers; }
 
 Result<VersionVector> Doc::frontiers_to_vv(const Frontiers& frontiers) const {
+  core_->settle();
   WEFT_ASSIGN_OR_RETURN(detail::DenseVv vv, core_->frontiers_to_dense(frontiers));
   return core_->to_public(vv);
 }
 
 Frontiers Doc::vv_to_frontiers(const VersionVector& vv) const {
+  core_->settle();
   detail::DenseVv d;
   for (const auto& [p, c] : vv.entries()) {
     auto it = core_->peer_index.find(p);
@@ -160,10 +167,14 @@ Result<VersionOrder> Doc::compare(const Frontiers& a, const Frontiers& b) const 
   return va.compare(vb);
 }
 
-size_t Doc::change_count() const { return core_->changes.size(); }
+size_t Doc::change_count() const {
+  core_->settle();
+  return core_->changes.size();
+}
 size_t Doc::op_count() const { return static_cast<size_t>(core_->oplog_vv.total()); }
 
 std::vector<ChangeMeta> Doc::changes() const {
+  core_->settle();
   std::vector<ChangeMeta> out;
   for (const auto& ch : core_->changes) {
     out.push_back({ID{core_->peer_ids[ch.peer], ch.counter}, ch.len, ch.lamport, ch.timestamp,
@@ -266,6 +277,7 @@ void Doc::detach() {
 Status Doc::attach() { return checkout_to_latest(); }
 
 Result<std::vector<ContainerDiff>> Doc::diff(const Frontiers& from, const Frontiers& to) const {
+  core_->settle();
   WEFT_ASSIGN_OR_RETURN(detail::DenseVv a, core_->frontiers_to_dense(from));
   WEFT_ASSIGN_OR_RETURN(detail::DenseVv b, core_->frontiers_to_dense(to));
   WEFT_ASSIGN_OR_RETURN(auto sa, core_->build_state(a));

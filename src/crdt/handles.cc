@@ -54,7 +54,7 @@ detail::ContainerState& live_state(DocCore& core, uint32_t idx) {
 }
 
 Counter next_counter(const DocCore& core) {
-  return core.txn_ops.empty() ? core.oplog_vv.get(core.self) : core.txn_start + core.txn_len;
+  return core.txn_open() ? core.txn_start + core.txn_len : core.oplog_vv.get(core.self);
 }
 
 bool holds_container(const Value& v) {

@@ -97,8 +97,9 @@ class OpText {
     append_bytes(o.data(), o.bytes(), o.size());
   }
   // Appends valid UTF-8 `utf8` holding `units` code points. Inline for the
-  // keystroke path: a few bytes joining an inline (or empty) text.
-  void append_utf8(std::string_view utf8, size_t units) {
+  // keystroke path: a few bytes joining an inline (or empty) text, or a heap
+  // block with room (one 8-byte store, as in append).
+  [[gnu::always_inline]] void append_utf8(std::string_view utf8, size_t units) {
     if (utf8.empty()) return;
     const size_t used = (bits_ >> 4) & 7;  // 0 when empty
     if (is_inline_or_empty() && used + utf8.size() <= kInlineMax) {
@@ -107,6 +108,16 @@ class OpText {
         w |= uint64_t{static_cast<unsigned char>(utf8[k])} << (8 * (1 + used + k));
       const uint64_t total_units = ((bits_ >> 1) & 7) + units;
       bits_ = w | 1 | (total_units << 1) | ((used + utf8.size()) << 4);
+      return;
+    }
+    Block* b = block();
+    if (b && utf8.size() <= 8 && b->cap >= b->bytes + 8) {
+      uint64_t w = 0;
+      for (size_t k = 0; k < utf8.size(); ++k)
+        w |= uint64_t{static_cast<unsigned char>(utf8[k])} << (8 * k);
+      std::memcpy(reinterpret_cast<char*>(b + 1) + b->bytes, &w, 8);
+      b->bytes += static_cast<uint32_t>(utf8.size());
+      b->units += static_cast<uint32_t>(units);
       return;
     }
     append_bytes(utf8.data(), utf8.size(), units);

@@ -208,6 +208,7 @@ Result<std::unique_ptr<State>> DocCore::build_state(const DenseVv& vv, bool plai
 }
 
 Status DocCore::materialize(State& s) {
+  settle();  // the replay below reads txn_ops
   bool any = false;
   for (const auto& c : s.containers) any = any || (c && c->plain);
   if (!any) return Status();

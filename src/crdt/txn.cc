@@ -183,6 +183,7 @@ Status DocCore::detached_error() {
 void DocCore::copy_txn_deps() { txn_deps = state_frontiers; }
 
 Status DocCore::local_op(Op&& op) {
+  settle();
   open_txn();
   const Counter counter = txn_start + txn_len;
   op.counter = counter;
@@ -224,6 +225,45 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
     op.text.append_utf8(utf8, n);
     return local_op(std::move(op));
   }
+  if (direct) {
+    // Typing on within the direct keystroke's transaction: its op is the
+    // change's last op (or that op's tail), so continuing it is appending.
+    Op& run = changes.back().ops.back();
+    if (run.kind == OpKind::kTextInsert && run.container == idx &&
+        run.pos + static_cast<int32_t>(run.text.size()) == pos) {
+      const Counter counter = txn_start + txn_len;
+      Status st = cs.plain->insert_utf8(self, counter, static_cast<uint32_t>(pos), utf8, n);
+      if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
+      advance_vv(*state, self, counter + static_cast<Counter>(n));
+      txn_len += static_cast<Counter>(n);
+      run.text.append_utf8(utf8, n);
+      return Status();
+    }
+    settle_direct();
+  } else if (txn_ops.empty() && can_write_direct()) {
+    Change& last = changes.back();
+    const Counter counter = last.end();
+    Status st = cs.plain->insert_utf8(self, counter, static_cast<uint32_t>(pos), utf8, n);
+    if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
+    advance_vv(*state, self, counter + static_cast<Counter>(n));
+    // What commit_in_place would do with the transaction op: typing on at
+    // the end of the change's last insert extends it, anything else is a
+    // new op of the change.
+    Op& run = last.ops.back();
+    if (run.kind == OpKind::kTextInsert && run.container == idx &&
+        run.pos + static_cast<int32_t>(run.text.size()) == pos) {
+      direct_txn.pushed = false;
+      direct_txn.keep = static_cast<int32_t>(run.text.size());
+      run.text.append_utf8(utf8, n);
+    } else {
+      direct_txn.pushed = true;
+      new_txn_op(last.ops, OpKind::kTextInsert, idx, counter, pos).text.append_utf8(utf8, n);
+    }
+    direct = true;
+    txn_start = counter;
+    txn_len = static_cast<Counter>(n);
+    return Status();
+  }
   open_txn();
   const Counter counter = txn_start + txn_len;
   if (gathering) touch(idx);
@@ -247,6 +287,40 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
 Status DocCore::local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, int32_t n,
                                  uint32_t id_peer, int32_t id_counter) {
   const ID start{peer_ids[id_peer], id_counter};
+  if (direct) {
+    settle_direct();
+  } else if (txn_ops.empty() && can_write_direct()) {
+    Change& last = changes.back();
+    const Counter counter = last.end();
+    Status st = cs.plain->erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n));
+    if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
+    advance_vv(*state, self, counter + n);
+    // As commit_in_place: a delete run continued extends the change's last
+    // op (settle_direct undoes that from the saved fields), else a new op.
+    Op& run = last.ops.back();
+    direct_txn.pushed = true;
+    if (run.kind == OpKind::kSeqDelete && run.container == idx) {
+      const int32_t run_len = run.len;
+      const ID run_start = run.start_id;
+      if (extend_delete(run, pos, n, start)) {
+        direct_txn.pushed = false;
+        direct_txn.run_len = run_len;
+        direct_txn.run_start = run_start;
+        direct_txn.pos = pos;
+        direct_txn.len = n;
+        direct_txn.start = start;
+      }
+    }
+    if (direct_txn.pushed) {
+      Op& op = new_txn_op(last.ops, OpKind::kSeqDelete, idx, counter, pos);
+      op.len = n;
+      op.start_id = start;
+    }
+    direct = true;
+    txn_start = counter;
+    txn_len = n;
+    return Status();
+  }
   open_txn();
   const Counter counter = txn_start + txn_len;
   if (gathering) touch(idx);
@@ -275,6 +349,33 @@ int64_t DocCore::commit_timestamp(const CommitOptions& options) const {
       .count();
 }
 
+void DocCore::settle_direct() {
+  direct = false;
+  // The transaction as the general path holds it: opened on top of this
+  // peer's change (txn_start and txn_len are already set), one op.
+  txn_deps.assign(ID{peer, txn_start - 1});
+  Change& last = changes.back();
+  if (direct_txn.pushed) {
+    txn_ops.push_back(std::move(last.ops.back()));
+    last.ops.pop_back();
+    return;
+  }
+  Op& run = last.ops.back();
+  if (run.kind == OpKind::kTextInsert) {
+    const auto keep = static_cast<size_t>(direct_txn.keep);
+    Op& op = new_txn_op(txn_ops, OpKind::kTextInsert, run.container, txn_start,
+                        run.pos + direct_txn.keep);
+    op.text = run.text.substr(keep);
+    run.text.truncate(keep);
+    return;
+  }
+  Op& op = new_txn_op(txn_ops, OpKind::kSeqDelete, run.container, txn_start, direct_txn.pos);
+  op.len = direct_txn.len;
+  op.start_id = direct_txn.start;
+  run.len = direct_txn.run_len;
+  run.start_id = direct_txn.run_start;
+}
+
 bool DocCore::commit_in_place(const CommitOptions& options) {
   // Whatever observes a commit (events, the UndoManager's hooks, local
   // update bytes) takes the general path, as does a transaction of several ops.
@@ -291,10 +392,7 @@ bool DocCore::commit_in_place(const CommitOptions& options) {
     return false;
   }
   // ... within the merge interval and with the same message.
-  int64_t ts = 0;
-  if (options.timestamp || record_timestamp) ts = commit_timestamp(options);  // no call: 0
-  ts = std::max(ts, last.timestamp);
-  if (ts - last.timestamp > merge_interval || last.msg != options.message) return false;
+  if (!merges_into(last, options)) return false;
   Op& op = txn_ops.front();
   Op& run = last.ops.back();
   // Typing on at the end of the change's last insert (checked inline: the
@@ -310,19 +408,16 @@ bool DocCore::commit_in_place(const CommitOptions& options) {
     last.ops.push_back(std::move(op));
   }
   txn_ops.pop_back();
-  last.len += txn_len;
-  txn_len = 0;
   txn_map_prev.clear();
-  const Counter end = last.end();
-  // This peer's change is in the log, so its entry exists (no resize).
-  oplog_vv.ends[self] = end;
-  const ID head{peer, end - 1};
-  oplog_frontiers.assign(head);
-  state_frontiers.assign(head);
+  publish_into(last);
   return true;
 }
 
 Status DocCore::commit(const CommitOptions& options) {
+  if (direct) {
+    if (commit_direct(options)) return Status();
+    settle_direct();
+  }
   if (txn_ops.empty() || commit_in_place(options)) return Status();
   const Counter start = txn_start, len = txn_len;
   int64_t ts = commit_timestamp(options);

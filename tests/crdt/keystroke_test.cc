@@ -2,7 +2,9 @@
 // path: random typing sessions with random commit options, subscribers,
 // undo managers, auto-commit and remote imports give byte-identical exports,
 // the same value, versions, change lists, events and local-update bytes
-// whether or not the in-place path may run.
+// whether or not the in-place paths (a direct keystroke written into the
+// last change, commit_direct, commit_in_place) may run, also when the op log
+// is read while a transaction is open.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -174,9 +176,59 @@ void apply(Replica& rep, const Step& step, const std::string& remote) {
     case 19:
       doc.set_auto_commit(step.r % 2 == 1);
       break;
-    default:
+    case 20:
       doc.set_change_merge_interval(step.r % 3 == 0 ? -1 : step.r % 3 == 1 ? 0 : 1000);
       break;
+    default: {  // one reader of the op log, while a transaction may be open
+      std::string peek;
+      switch (step.r % 9) {
+        case 0:
+          peek = doc.export_updates();
+          break;
+        case 1:
+          peek = describe(doc.changes());
+          break;
+        case 2:
+          peek = std::to_string(doc.change_count()) + " " + std::to_string(doc.op_count());
+          break;
+        case 3:
+          peek = doc.oplog_version().to_json_string() + doc.version().to_json_string() +
+                 doc.frontiers().to_json_string() + doc.oplog_frontiers().to_json_string();
+          break;
+        case 4:
+          peek = doc.vv_to_frontiers(doc.version()).to_json_string();
+          break;
+        case 5:
+          peek = doc.export_json_updates();
+          break;
+        case 6:
+          peek = doc.export_snapshot();
+          break;
+        case 7: {
+          auto d = doc.diff(Frontiers(), doc.oplog_frontiers());
+          RC_ASSERT(d.ok());
+          peek = std::to_string(d->size());
+          break;
+        }
+        default: {
+          auto vv = doc.frontiers_to_vv(doc.oplog_frontiers());
+          RC_ASSERT(vv.ok());
+          peek = vv->to_json_string();
+          break;
+        }
+      }
+      // A reader of the op log sees it whole: every change's ops add up to
+      // its length (a direct keystroke was settled first).
+      if (step.r % 9 != 3) {
+        for (const auto& ch : doc.core()->changes) {
+          Counter units = 0;
+          for (const auto& op : ch.ops) units += op.atom_len();
+          RC_ASSERT(units == ch.len);
+        }
+      }
+      rep.seen.push_back(std::move(peek));
+      break;
+    }
   }
 }
 
@@ -200,9 +252,13 @@ RC_GTEST_PROP(KeystrokeCommit, InPlaceMatchesGeneralPath, ()) {
   const int steps = *rc::gen::inRange(1, 120);
   for (int i = 0; i < steps; ++i) {
     // Mostly typing and plain commits, as an editor does.
-    const int pick = *rc::gen::inRange(0, 40);
+    const int pick = *rc::gen::inRange(0, 43);
     Step step;
-    step.kind = pick < 21 ? pick : pick < 30 ? pick % 5 : pick < 36 ? 11 : 6 + pick % 3;
+    step.kind = pick < 21   ? pick
+                : pick < 30 ? pick % 5
+                : pick < 36 ? 11
+                : pick < 40 ? 6 + pick % 3
+                            : 21;
     step.r = *rc::gen::arbitrary<uint32_t>();
     step.s = *rc::gen::arbitrary<uint32_t>();
     std::string blob;
@@ -227,6 +283,26 @@ RC_GTEST_PROP(KeystrokeCommit, InPlaceMatchesGeneralPath, ()) {
   RC_ASSERT(copy_fast.import(fast.doc.export_snapshot()).ok());
   RC_ASSERT(copy_slow.import(slow.doc.export_updates()).ok());
   RC_ASSERT(copy_fast.to_json_string() == copy_slow.to_json_string());
+}
+
+// Editor sessions without observers (where keystrokes go direct), read
+// between keystrokes: every reader sees the op log the general path shows.
+RC_GTEST_PROP(KeystrokeCommit, DirectKeystrokeReadsMatchGeneralPath, ()) {
+  Replica fast(true), slow(false);
+  static const int kKinds[] = {0, 1, 2, 4, 5, 6, 7, 8, 9, 11, 11, 15, 21, 21, 21};
+  const int steps = *rc::gen::inRange(1, 80);
+  for (int i = 0; i < steps; ++i) {
+    Step step;
+    step.kind = kKinds[*rc::gen::inRange(0, static_cast<int>(std::size(kKinds)))];
+    step.r = *rc::gen::arbitrary<uint32_t>();
+    step.s = *rc::gen::arbitrary<uint32_t>();
+    apply(fast, step, "");
+    apply(slow, step, "");
+    RC_ASSERT(fast.seen == slow.seen);
+  }
+  RC_ASSERT(fast.doc.commit().ok());
+  RC_ASSERT(slow.doc.commit().ok());
+  expect_same(fast, slow);
 }
 
 TEST(KeystrokeCommit, TypingExtendsOneChangeInPlace) {
