@@ -82,7 +82,7 @@ void PlainSeq::seek(int kind, size_t n) const {
   }
 }
 
-PlainSeq::Chunk& PlainSeq::chunk_for_insert(uint32_t pos, size_t* off) {
+inline PlainSeq::Chunk& PlainSeq::chunk_for_insert(uint32_t pos, size_t* off) {
   if (chunks_.empty()) chunks_.push_back(new_chunk());
   if (pos == 0) {
     cache_ = Prefix();
@@ -138,8 +138,9 @@ Status PlainSeq::insert_utf8(uint32_t peer, int32_t counter, uint32_t pos, std::
   return Status();
 }
 
-void PlainSeq::insert_at(uint32_t ci, size_t off, uint32_t peer, int32_t counter, const char* bytes,
-                         size_t m, const uint32_t* values, size_t n, size_t u16) {
+inline void PlainSeq::insert_at(uint32_t ci, size_t off, uint32_t peer, int32_t counter,
+                                const char* bytes, size_t m, const uint32_t* values, size_t n,
+                                size_t u16) {
   Chunk& c = *chunks_[ci];
   const size_t u8 = is_text_ ? m : n;
   if (is_text_)
