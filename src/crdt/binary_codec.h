@@ -6,6 +6,7 @@
 #ifndef WEFT_SRC_CRDT_BINARY_CODEC_H_
 #define WEFT_SRC_CRDT_BINARY_CODEC_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -70,22 +71,31 @@ class DeleteStartModel {
   }
   // Records `op` (a positional op that was just coded).
   void after(const Op& op) {
-    container_ = op.container;
     if (op.kind == OpKind::kTextInsert || op.kind == OpKind::kListInsert) {
-      inserted_ = true;
-      pos_ = op.pos;
-      len_ = op.atom_len();
-      id_ = op.counter;
+      after_insert(op.container, op.pos, op.atom_len(), op.counter);
     } else if (op.kind == OpKind::kSeqDelete) {
-      inserted_ = false;
-      pos_ = op.len < 0 ? int64_t{op.pos} + op.len + 1 : op.pos;
-      len_ = op.atom_len();
-      id_ = op.start_id.counter;
-      last_start_ = op.start_id.counter;
+      after_delete(op);
     } else {
-      container_ = UINT32_MAX;
+      after_other();
     }
   }
+  // after() by kind, for the decoder (which knows the kind and length).
+  void after_insert(uint32_t container, int32_t pos, int64_t len, Counter id) {
+    container_ = container;
+    inserted_ = true;
+    pos_ = pos;
+    len_ = len;
+    id_ = id;
+  }
+  void after_delete(const Op& del) {
+    container_ = del.container;
+    inserted_ = false;
+    pos_ = del.len < 0 ? int64_t{del.pos} + del.len + 1 : del.pos;
+    len_ = del.len < 0 ? -int64_t{del.len} : del.len;
+    id_ = del.start_id.counter;
+    last_start_ = del.start_id.counter;
+  }
+  void after_other() { container_ = UINT32_MAX; }
 
  private:
   static Counter clamp(int64_t v) {
@@ -135,10 +145,12 @@ std::string seal_payload(const std::string& raw, uint8_t kind, bool fast = false
 struct OpenedPayload {
   uint8_t version = 0;
   uint8_t kind = 0;
-  std::string raw;
+  std::string_view raw;            // the body: inside the input, or in `buffer`
+  std::unique_ptr<char[]> buffer;  // the decompressed body (not zeroed first)
 };
 // Checks the header (magic, version, kind, flags, size), decompresses and
-// verifies the checksum. Errors: kDataLoss, kInvalidArgument (version).
+// verifies the checksum. An uncompressed body is not copied: `raw` then
+// points into `data`. Errors: kDataLoss, kInvalidArgument (version).
 Result<OpenedPayload> open_payload(std::string_view data);
 
 // A snapshot's state section, decoded: per container its value in a plain form.

@@ -4,6 +4,8 @@
 #include <zstd.h>
 
 #include <cstring>
+#include <memory>
+#include <new>
 
 #include "crdt/binary_codec.h"
 #include "weft/base/hash.h"
@@ -29,6 +31,17 @@ int zstd_level(uint8_t kind, size_t raw_size, bool fast) {
   if (raw_size <= (256u << 10)) return 19;
   if (raw_size <= (4u << 20)) return 16;
   return 9;
+}
+
+// This thread's zstd decompression context, reused across imports:
+// ZSTD_decompress would allocate (and for its ~160 KiB, map) a new one each time.
+ZSTD_DCtx* thread_dctx() {
+  struct Free {
+    void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+  };
+  thread_local std::unique_ptr<ZSTD_DCtx, Free> dctx(ZSTD_createDCtx());
+  if (!dctx) throw std::bad_alloc();
+  return dctx.get();
 }
 
 enum ValueTag : uint8_t {
@@ -296,12 +309,15 @@ Result<OpenedPayload> open_payload(std::string_view data) {
     // The frame must fill the payload exactly (no trailing bytes).
     size_t frame = ZSTD_findFrameCompressedSize(payload.data(), payload.size());
     if (ZSTD_isError(frame) || frame != payload.size()) return corrupt("bad zstd frame");
-    out.raw.resize(raw_size);
-    size_t n = ZSTD_decompress(out.raw.data(), out.raw.size(), payload.data(), payload.size());
+    // Not zeroed first: zstd writes every byte it reports.
+    out.buffer = std::make_unique_for_overwrite<char[]>(raw_size);
+    size_t n = ZSTD_decompressDCtx(thread_dctx(), out.buffer.get(), raw_size, payload.data(),
+                                   payload.size());
     if (ZSTD_isError(n) || n != raw_size) return corrupt("zstd decompression failed");
+    out.raw = std::string_view(out.buffer.get(), raw_size);
   } else {
     if (payload.size() != raw_size) return corrupt("payload size mismatch");
-    out.raw.assign(payload);
+    out.raw = payload;
   }
   if (checksum32(out.raw) != sum) return corrupt("checksum mismatch");
   return out;

@@ -3,6 +3,7 @@
 // change), so the per-op loop stays tight; every count is bounded by the
 // bytes left before anything is allocated for it.
 #include <array>
+#include <bit>
 #include <cstring>
 
 #include "crdt/binary_codec.h"
@@ -12,11 +13,11 @@ namespace weft::crdt::detail {
 namespace {
 
 // A bounds-checked cursor over one column. A read past the end or an
-// overlong varint returns 0 and sets `bad`.
+// overlong varint returns 0 and sets `*bad` (one flag shared by all columns).
 struct Column {
   const uint8_t* p = nullptr;
   const uint8_t* end = nullptr;
-  bool bad = false;
+  bool* bad = nullptr;
 
   size_t left() const { return static_cast<size_t>(end - p); }
   bool done() const { return p == end; }
@@ -30,21 +31,21 @@ struct Column {
       v |= uint64_t{b & 0x7Fu} << shift;
       if (b < 0x80) return v;
     }
-    bad = true;
+    *bad = true;
     p = end;
     return 0;
   }
   int64_t s() { return zigzag_decode(u()); }
   uint8_t byte() {
     if (p == end) {
-      bad = true;
+      *bad = true;
       return 0;
     }
     return *p++;
   }
   std::string_view take(uint64_t n) {
     if (n > left()) {
-      bad = true;
+      *bad = true;
       p = end;
       return {};
     }
@@ -53,6 +54,19 @@ struct Column {
     return out;
   }
 };
+
+// The number of ASCII bytes of `s` from `from` on (up to the next non-ASCII byte).
+size_t ascii_prefix(std::string_view s, size_t from) {
+  size_t k = from;
+  for (; k + 8 <= s.size(); k += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + k, 8);
+    if (const uint64_t high = w & 0x8080808080808080ULL)
+      return k + std::countr_zero(high) / 8 - from;
+  }
+  while (k < s.size() && static_cast<unsigned char>(s[k]) < 0x80) ++k;
+  return k - from;
+}
 
 class ColumnReader {
  public:
@@ -64,25 +78,33 @@ class ColumnReader {
 
  private:
   Status change(Change& ch, uint64_t& ops_left);
-  Status op(Op& op, PeerId author);
+  Status next_run();
+  // Decodes one op of the current run; returns its length in units (0: error in `err`).
+  int64_t op(Op& op, PeerId author, Status& err);
+  int64_t text_insert(Op& op, Status& err);
+  int64_t rare_op(Op& op, PeerId author, Status& err);
   Result<std::string> key();
   Status check_bad() const;
+  uint32_t local_peer(uint64_t table_index);
 
   DocCore& core_;
   const DecodedTables& t_;
   std::array<Column, kColumnCount> c_;
+  bool bad_ = false;  // a column read failed (sticky; see Column)
   ByteReader values_{""};
   std::vector<int64_t> peer_end_;
-  std::vector<int32_t> expected_;    // by table container index: predicted next position
-  std::vector<uint32_t> local_cid_;  // table container index -> doc container index
+  std::vector<int32_t> expected_;     // by table container index: predicted next position
+  std::vector<uint32_t> local_cid_;   // table container index -> doc container index
+  std::vector<uint32_t> local_peer_;  // table peer index -> doc peer index (UINT32_MAX: not yet)
   std::vector<std::string> keys_;
   DeleteStartModel del_model_;
   int64_t time_ = 0;
   uint64_t run_left_ = 0;
   uint32_t run_cid_ = 0;
   OpKind run_kind_ = OpKind::kCounter;
-  std::string_view text_;    // validated UTF-8 not yet consumed
-  bool text_ascii_ = false;  // the whole text column is ASCII
+  std::string_view text_;      // validated UTF-8 not yet consumed
+  size_t ascii_left_ = 0;      // text_ starts with this many ASCII bytes
+  uint8_t checked_[256] = {};  // per table container < 256: bit k = op kind k checked
 };
 
 Status ColumnReader::open(ByteReader& r) {
@@ -90,14 +112,16 @@ Status ColumnReader::open(ByteReader& r) {
     WEFT_ASSIGN_OR_RETURN(std::string_view bytes, r.read_bytes());
     c.p = reinterpret_cast<const uint8_t*>(bytes.data());
     c.end = c.p + bytes.size();
+    c.bad = &bad_;
   }
   const Column& text = c_[kColText];
   text_ = std::string_view(reinterpret_cast<const char*>(text.p), text.left());
   if (!is_valid_utf8(text_)) return corrupt("invalid UTF-8 in the text column");
-  text_ascii_ = is_all_ascii(text_);
+  ascii_left_ = ascii_prefix(text_, 0);
   const Column& values = c_[kColValues];
   values_ = ByteReader(std::string_view(reinterpret_cast<const char*>(values.p), values.left()));
   peer_end_.assign(t_.peers.size(), 0);
+  local_peer_.assign(t_.peers.size(), UINT32_MAX);
   expected_.assign(t_.cids.size(), 0);
   local_cid_.reserve(t_.cids.size());
   for (const ContainerId& cid : t_.cids) local_cid_.push_back(core_.intern_container(cid));
@@ -105,9 +129,7 @@ Status ColumnReader::open(ByteReader& r) {
 }
 
 Status ColumnReader::check_bad() const {
-  for (const Column& c : c_) {
-    if (c.bad) return corrupt("a column ends early or holds an overlong varint");
-  }
+  if (bad_) return corrupt("a column ends early or holds an overlong varint");
   return Status();
 }
 
@@ -115,136 +137,227 @@ Result<std::string> ColumnReader::key() {
   Column& c = c_[kColKeys];
   const uint64_t k = c.u();
   if (k < keys_.size()) return keys_[k];
-  if (k != keys_.size() || c.bad) return corrupt("key index out of range");
+  if (k != keys_.size() || bad_) return corrupt("key index out of range");
   std::string_view s = c.take(c.u());
-  if (c.bad || !is_valid_utf8(s)) return corrupt("bad key");
+  if (bad_ || !is_valid_utf8(s)) return corrupt("bad key");
   keys_.emplace_back(s);
   return keys_.back();
 }
 
-Status ColumnReader::op(Op& op, PeerId author) {
-  if (run_left_ == 0) {
-    const uint64_t v = c_[kColOpKind].u();
-    run_left_ = c_[kColOpKind].u();
-    if (run_left_ == 0) return corrupt("empty op kind run");
-    if ((v & 7) > static_cast<uint64_t>(OpKind::kCounter)) return corrupt("unknown op kind");
-    if ((v >> 3) >= t_.cids.size()) return corrupt("container index out of range");
-    run_cid_ = static_cast<uint32_t>(v >> 3);
-    run_kind_ = OpKind(v & 7);
-    WEFT_RETURN_IF_ERROR(check_op_target(run_kind_, t_.cids[run_cid_]));
+uint32_t ColumnReader::local_peer(uint64_t table_index) {
+  // Interned on first use as an author (as before: a failed import interns
+  // only the authors it reached).
+  uint32_t& local = local_peer_[table_index];
+  if (local == UINT32_MAX) local = core_.intern_peer(t_.peers[table_index]);
+  return local;
+}
+
+Status ColumnReader::next_run() {
+  const uint64_t v = c_[kColOpKind].u();
+  run_left_ = c_[kColOpKind].u();
+  if (run_left_ == 0) return corrupt("empty op kind run");
+  if ((v & 7) > static_cast<uint64_t>(OpKind::kCounter)) return corrupt("unknown op kind");
+  if ((v >> 3) >= t_.cids.size()) return corrupt("container index out of range");
+  run_cid_ = static_cast<uint32_t>(v >> 3);
+  run_kind_ = OpKind(v & 7);
+  // Runs alternate between a few (container, kind) pairs: check each once.
+  const uint8_t bit = uint8_t{1} << (v & 7);
+  if (run_cid_ < 256 && (checked_[run_cid_] & bit)) return Status();
+  WEFT_RETURN_IF_ERROR(check_op_target(run_kind_, t_.cids[run_cid_]));
+  if (run_cid_ < 256) checked_[run_cid_] |= bit;
+  return Status();
+}
+
+int64_t ColumnReader::text_insert(Op& op, Status& err) {
+  const uint64_t n = c_[kColOpLen].u();
+  if (n == 0 || n > text_.size()) {
+    err = corrupt("bad text insert length");
+    return 0;
   }
-  --run_left_;
+  // The bytes of n code points: ASCII stretches are known from ascii_left_;
+  // each non-ASCII sequence is stepped over, then the next stretch measured
+  // (so each byte of the column is scanned once in all).
+  size_t at = n;
+  if (n <= ascii_left_) {
+    ascii_left_ -= n;
+  } else {
+    const auto* bytes = reinterpret_cast<const uint8_t*>(text_.data());
+    at = 0;
+    uint64_t left = n;
+    size_t ascii = ascii_left_;
+    while (true) {
+      const size_t take = left < ascii ? left : ascii;
+      at += take;
+      left -= take;
+      ascii -= take;
+      if (left == 0) break;
+      if (at >= text_.size()) {
+        err = corrupt("the text column ends early");
+        return 0;
+      }
+      // A lead byte: the column was validated as UTF-8 as a whole.
+      at += utf8_sequence_length(bytes[at]);
+      --left;
+      ascii = ascii_prefix(text_, at);
+    }
+    ascii_left_ = ascii;
+  }
+  op.text.init_utf8(text_.substr(0, at), n, core_.text_pool);
+  text_.remove_prefix(at);
+  expected_[run_cid_] = op.pos + static_cast<int32_t>(n);
+  del_model_.after_insert(op.container, op.pos, static_cast<int64_t>(n), op.counter);
+  return static_cast<int64_t>(n);
+}
+
+inline int64_t ColumnReader::op(Op& op, PeerId author, Status& err) {
   op.kind = run_kind_;
   op.container = local_cid_[run_cid_];
-  if (op.kind == OpKind::kTextInsert || op.kind == OpKind::kListInsert ||
-      op.kind == OpKind::kSeqDelete || op.kind == OpKind::kMark) {
+  if (op.kind == OpKind::kTextInsert || op.kind == OpKind::kSeqDelete) {
     const int64_t pos = expected_[run_cid_] + c_[kColOpPos].s();
-    if (pos < 0 || pos > INT32_MAX) return corrupt("position out of range");
+    if (pos < 0 || pos > INT32_MAX) {
+      err = corrupt("position out of range");
+      return 0;
+    }
+    op.pos = static_cast<int32_t>(pos);
+    if (op.kind == OpKind::kTextInsert) return text_insert(op, err);
+    const int64_t n = c_[kColOpLen].s();
+    if (n == 0 || n > INT32_MAX || n < -INT32_MAX || (n < 0 && op.pos + n + 1 < 0)) {
+      err = corrupt("bad delete length");
+      return 0;
+    }
+    op.len = static_cast<int32_t>(n);
+    Column& del = c_[kColDelStart];
+    const uint64_t pi = del.u();
+    if (pi >= t_.peers.size()) {
+      err = corrupt("peer index out of range");
+      return 0;
+    }
+    const int64_t counter = int64_t{del_model_.predict(op)} + del.s();
+    if (counter < 0 || counter > INT32_MAX) {
+      err = corrupt("delete start counter out of range");
+      return 0;
+    }
+    op.start_id = ID{t_.peers[pi], static_cast<Counter>(counter)};
+    expected_[run_cid_] = n < 0 ? op.pos + op.len + 1 : op.pos;
+    del_model_.after_delete(op);
+    return n < 0 ? -n : n;
+  }
+  return rare_op(op, author, err);
+}
+
+int64_t ColumnReader::rare_op(Op& op, PeerId author, Status& err) {
+  Column& len = c_[kColOpLen];
+  if (op.kind == OpKind::kListInsert || op.kind == OpKind::kMark) {
+    const int64_t pos = expected_[run_cid_] + c_[kColOpPos].s();
+    if (pos < 0 || pos > INT32_MAX) {
+      err = corrupt("position out of range");
+      return 0;
+    }
     op.pos = static_cast<int32_t>(pos);
   }
-  Column& len = c_[kColOpLen];
+  del_model_.after_other();
   switch (op.kind) {
-    case OpKind::kTextInsert: {
-      const uint64_t n = len.u();
-      if (n == 0 || n > text_.size()) return corrupt("bad text insert length");
-      const auto* bytes = reinterpret_cast<const uint8_t*>(text_.data());
-      // All ASCII: n bytes; otherwise walk n sequences.
-      size_t at = n;
-      if (!text_ascii_ && !is_all_ascii(text_.substr(0, n))) {
-        at = 0;
-        for (uint64_t i = 0; i < n; ++i) {
-          if (at >= text_.size()) return corrupt("the text column ends early");
-          // The column was validated as UTF-8 as a whole.
-          at += utf8_sequence_length(bytes[at]);
-        }
-      }
-      op.text.assign_utf8(text_.substr(0, at), n, core_.text_pool);
-      text_.remove_prefix(at);
-      expected_[run_cid_] = op.pos + static_cast<int32_t>(n);
-      break;
-    }
     case OpKind::kListInsert: {
       const uint64_t n = len.u();
-      if (n == 0 || n > values_.remaining()) return corrupt("bad list insert length");
+      if (n == 0 || n > values_.remaining()) {
+        err = corrupt("bad list insert length");
+        return 0;
+      }
       std::vector<Value>& values = op.mutable_values();
       values.reserve(n);
       for (uint64_t x = 0; x < n; ++x) {
-        WEFT_ASSIGN_OR_RETURN(Value v, read_value(values_, t_.cids, 0));
-        if (v.is_container() && (v.as_container().is_root() ||
-                                 !(v.as_container().id() == ID{author, op.counter + Counter(x)}))) {
-          return corrupt("a container value does not match its op id");
+        Result<Value> v = read_value(values_, t_.cids, 0);
+        if (!v.ok()) {
+          err = v.status();
+          return 0;
         }
-        values.push_back(std::move(v));
+        if (v->is_container() &&
+            (v->as_container().is_root() ||
+             !(v->as_container().id() == ID{author, op.counter + Counter(x)}))) {
+          err = corrupt("a container value does not match its op id");
+          return 0;
+        }
+        values.push_back(std::move(*v));
       }
       expected_[run_cid_] = op.pos + static_cast<int32_t>(n);
-      break;
-    }
-    case OpKind::kSeqDelete: {
-      const int64_t n = len.s();
-      if (n == 0 || n > INT32_MAX || n < -INT32_MAX || (n < 0 && op.pos + n + 1 < 0)) {
-        return corrupt("bad delete length");
-      }
-      op.len = static_cast<int32_t>(n);
-      Column& del = c_[kColDelStart];
-      const uint64_t pi = del.u();
-      if (pi >= t_.peers.size()) return corrupt("peer index out of range");
-      const int64_t counter = int64_t{del_model_.predict(op)} + del.s();
-      if (counter < 0 || counter > INT32_MAX) return corrupt("delete start counter out of range");
-      op.start_id = ID{t_.peers[pi], static_cast<Counter>(counter)};
-      expected_[run_cid_] = n < 0 ? op.pos + op.len + 1 : op.pos;
-      break;
+      del_model_.after_insert(op.container, op.pos, static_cast<int64_t>(n), op.counter);
+      return static_cast<int64_t>(n);
     }
     case OpKind::kMark: {
       const int64_t end = op.pos + len.s();
-      if (end < 0 || end > INT32_MAX) return corrupt("mark end out of range");
+      if (end < 0 || end > INT32_MAX) {
+        err = corrupt("mark end out of range");
+        return 0;
+      }
       op.len = static_cast<int32_t>(end);
-      WEFT_ASSIGN_OR_RETURN(std::string k, key());
-      op.set_key(std::move(k));
-      WEFT_ASSIGN_OR_RETURN(Value v, read_value(values_, t_.cids, 1));
-      op.set_value(std::move(v));
+      Result<std::string> k = key();
+      Result<Value> v = k.ok() ? read_value(values_, t_.cids, 1) : Result<Value>(k.status());
+      if (!v.ok()) {
+        err = v.status();
+        return 0;
+      }
+      op.set_key(std::move(*k));
+      op.set_value(std::move(*v));
       op.info = c_[kColExtra].byte();
       expected_[run_cid_] = op.pos;
-      break;
+      return 1;
     }
     case OpKind::kMarkEnd: {
       const uint64_t anchor = len.u();
-      if (anchor > INT32_MAX) return corrupt("anchor position out of range");
+      if (anchor > INT32_MAX) {
+        err = corrupt("anchor position out of range");
+        return 0;
+      }
       op.len = static_cast<int32_t>(anchor);
-      break;
+      return 1;
     }
     case OpKind::kMapSet:
     case OpKind::kMapDelete: {
-      WEFT_ASSIGN_OR_RETURN(std::string k, key());
-      op.set_key(std::move(k));
-      if (op.kind == OpKind::kMapSet) {
-        WEFT_ASSIGN_OR_RETURN(Value v, read_value(values_, t_.cids, 0));
-        if (v.is_container() &&
-            (v.as_container().is_root() || !(v.as_container().id() == ID{author, op.counter}))) {
-          return corrupt("a container value does not match its op id");
-        }
-        op.set_value(std::move(v));
+      Result<std::string> k = key();
+      if (!k.ok()) {
+        err = k.status();
+        return 0;
       }
-      break;
+      op.set_key(std::move(*k));
+      if (op.kind == OpKind::kMapSet) {
+        Result<Value> v = read_value(values_, t_.cids, 0);
+        if (!v.ok()) {
+          err = v.status();
+          return 0;
+        }
+        if (v->is_container() &&
+            (v->as_container().is_root() || !(v->as_container().id() == ID{author, op.counter}))) {
+          err = corrupt("a container value does not match its op id");
+          return 0;
+        }
+        op.set_value(std::move(*v));
+      }
+      return 1;
     }
     case OpKind::kCounter: {
       std::string_view bits = c_[kColExtra].take(8);
-      if (bits.size() != 8) return corrupt("the extra column ends early");
+      if (bits.size() != 8) {
+        err = corrupt("the extra column ends early");
+        return 0;
+      }
       uint64_t v = 0;
       for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(bits[i]);
       double number = 0;
       std::memcpy(&number, &v, 8);
       op.set_number(number);
-      break;
+      return 1;
     }
+    default:  // text inserts and deletes are op()'s
+      err = corrupt("unreachable op kind");
+      return 0;
   }
-  return Status();
 }
 
 Status ColumnReader::change(Change& ch, uint64_t& ops_left) {
   const uint64_t pi = c_[kColChangePeer].u();
   if (pi >= t_.peers.size()) return corrupt("peer index out of range");
   const PeerId author = t_.peers[pi];
-  ch.peer = core_.intern_peer(author);
+  ch.peer = local_peer(pi);
   const int64_t counter = peer_end_[pi] + c_[kColChangeCounter].s();
   if (counter < 0 || counter > INT32_MAX) return corrupt("change counter out of range");
   ch.counter = static_cast<Counter>(counter);
@@ -277,17 +390,20 @@ Status ColumnReader::change(Change& ch, uint64_t& ops_left) {
   Column& msg = c_[kColChangeMsg];
   if (const uint64_t m = msg.u()) {
     std::string_view s = msg.take(m - 1);
-    if (msg.bad || !is_valid_utf8(s)) return corrupt("bad commit message");
+    if (bad_ || !is_valid_utf8(s)) return corrupt("bad commit message");
     ch.msg = std::string(s);
   }
   WEFT_RETURN_IF_ERROR(check_bad());
   ch.ops.resize(nops);
   int64_t next = ch.counter;
+  Status err;
   for (Op& o : ch.ops) {
+    if (run_left_ == 0) WEFT_RETURN_IF_ERROR(next_run());
+    --run_left_;
     o.counter = static_cast<Counter>(next);
-    WEFT_RETURN_IF_ERROR(op(o, author));
-    del_model_.after(o);
-    next += o.atom_len();
+    const int64_t n = op(o, author, err);
+    if (n == 0) return err;
+    next += n;
     if (next > INT32_MAX) return corrupt("op counter overflow");
   }
   WEFT_RETURN_IF_ERROR(check_bad());

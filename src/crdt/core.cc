@@ -109,6 +109,7 @@ DenseVv DocCore::to_dense(const VersionVector& vv) {
 void DocCore::append_change(Change ch) {
   Lamport lamport = 0;
   DenseVv vv;
+  vv.ends.reserve(peer_ids.size());  // one allocation: every peer is interned by now
   for (const ID& d : ch.deps) {
     const Change* dc = find_change(d.peer, d.counter);
     if (!dc) continue;  // REQUIRES: deps present (checked by the caller)
@@ -120,14 +121,26 @@ void DocCore::append_change(Change ch) {
   ch.lamport = lamport;
   ch.deps_vv = std::move(vv);
   ch.deps_total = ch.deps_vv.total();
-  // Frontiers: drop what the change has seen, add its last op.
-  std::vector<ID> f;
-  for (const ID& id : oplog_frontiers.ids()) {
-    uint32_t pi = peer_index.at(id.peer);
-    if (!ch.deps_vv.includes(pi, id.counter)) f.push_back(id);
+  // Frontiers: drop what the change has seen, add its last op. Usually it
+  // has seen them all: then its last op replaces them in place.
+  const ID last{peer_ids[ch.peer], ch.end() - 1};
+  const std::vector<ID>& old_f = oplog_frontiers.ids();
+  size_t seen = 0;
+  while (seen < old_f.size() &&
+         ch.deps_vv.includes(peer_index.at(old_f[seen].peer), old_f[seen].counter)) {
+    ++seen;
   }
-  f.push_back(ID{peer_ids[ch.peer], ch.end() - 1});
-  oplog_frontiers = Frontiers(std::move(f));
+  if (seen == old_f.size()) {
+    oplog_frontiers.assign(last);
+  } else {
+    std::vector<ID> f;
+    f.reserve(old_f.size() + 1);
+    for (const ID& id : old_f) {
+      if (!ch.deps_vv.includes(peer_index.at(id.peer), id.counter)) f.push_back(id);
+    }
+    f.push_back(last);
+    oplog_frontiers = Frontiers(std::move(f));
+  }
   oplog_vv.extend(ch.peer, ch.end());
   by_peer[ch.peer].push_back(static_cast<uint32_t>(changes.size()));
   changes.push_back(std::move(ch));

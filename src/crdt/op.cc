@@ -122,6 +122,10 @@ void OpText::assign_utf8(std::string_view utf8, size_t units, OpTextPool& pool) 
   bits_ = reinterpret_cast<uintptr_t>(pool.add(utf8, units));
 }
 
+void OpText::init_pooled(std::string_view utf8, size_t units, OpTextPool& pool) {
+  bits_ = reinterpret_cast<uintptr_t>(pool.add(utf8, units));
+}
+
 OpText::Block* OpTextPool::add(std::string_view utf8, size_t units) {
   using Block = OpText::Block;
   // Blocks stay 4-aligned (the header's alignment; the low bit tags inline texts).

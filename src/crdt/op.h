@@ -73,6 +73,19 @@ class OpText {
   // block of its own). REQUIRES: `pool` outlives this text and its moves
   // (copies and edits make a heap block of their own).
   void assign_utf8(std::string_view utf8, size_t units, OpTextPool& pool);
+  // assign_utf8(utf8, units, pool) for a text that is still empty (the
+  // decoder's path: a short text is one store, a long one a pool block).
+  // REQUIRES: empty(), units >= 1, `pool` as for assign_utf8.
+  [[gnu::always_inline]] void init_utf8(std::string_view utf8, size_t units, OpTextPool& pool) {
+    if (utf8.size() > kInlineMax) {
+      init_pooled(utf8, units, pool);
+      return;
+    }
+    uint64_t w = 1 | (uint64_t{units} << 1) | (uint64_t{utf8.size()} << 4);
+    for (size_t k = 0; k < utf8.size(); ++k)
+      w |= uint64_t{static_cast<unsigned char>(utf8[k])} << (8 * (1 + k));
+    bits_ = w;
+  }
   void append(const uint32_t* cps, size_t n);
   // Appends `o`. Inline for the keystroke commit: a short (inline) text goes
   // into a heap block with room as one 8-byte store.
@@ -160,6 +173,7 @@ class OpText {
     return bits_ ? reinterpret_cast<const char*>(block() + 1) : "";
   }
   void clear();
+  void init_pooled(std::string_view utf8, size_t units, OpTextPool& pool);
   // Appends `n` bytes of valid UTF-8 holding `units` code points; `p` may
   // point into this text.
   void append_bytes(const char* p, size_t n, size_t units);

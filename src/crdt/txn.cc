@@ -90,14 +90,21 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
   std::vector<Change> old_pending = pending;
   const Frontiers from = state_frontiers;
 
-  std::vector<Change> cands = std::move(pending);
+  std::vector<Change> cands = pending.empty() ? std::move(incoming) : std::move(pending);
   pending.clear();
-  for (auto& c : incoming) cands.push_back(std::move(c));
+  if (!incoming.empty()) {
+    cands.reserve(cands.size() + incoming.size());
+    for (auto& c : incoming) cands.push_back(std::move(c));
+  }
   // Visit in lamport order (sorting indexes: moving whole changes is costly).
   std::vector<uint32_t> order(cands.size());
   for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return cands[a].lamport < cands[b].lamport; });
+  const auto by_lamport = [&](uint32_t a, uint32_t b) {
+    return cands[a].lamport < cands[b].lamport;
+  };
+  // Decoded binary changes carry no lamport (all 0): already in order.
+  if (!std::is_sorted(order.begin(), order.end(), by_lamport))
+    std::stable_sort(order.begin(), order.end(), by_lamport);
   ImportStatus status;
   Status err;
   bool apply_state = !detached;
