@@ -5,53 +5,13 @@
 #include "crdt/core.h"
 
 namespace weft::crdt::detail {
-namespace {
-
-// Moves the units [lo, hi) of `op` (an op of the Seq's container) into
-// (advance) or out of the Seq's prepare version.
-Status prepare_op(Seq& seq, const Op& op, uint32_t peer, Counter lo, Counter hi, bool advance) {
-  switch (op.kind) {
-    case OpKind::kTextInsert:
-    case OpKind::kListInsert:
-      return seq.prepare_insert(peer, lo, hi - lo, advance);
-    case OpKind::kMark:
-    case OpKind::kMarkEnd:  // one style anchor element each
-      return seq.prepare_insert(peer, op.counter, 1, advance);
-    case OpKind::kSeqDelete:
-      return seq.prepare_delete(peer, lo, hi - lo, advance);
-    default:
-      return Status();
-  }
-}
-
-}  // namespace
 
 Status DocCore::prepare_ops(Seq& seq, uint32_t container, uint32_t peer, Counter lo, Counter hi,
                             bool advance) const {
-  const std::vector<uint32_t>& list = by_peer[peer];
-  // The first change ending after `lo`.
-  auto it = std::partition_point(list.begin(), list.end(),
-                                 [&](uint32_t ci) { return changes[ci].end() <= lo; });
-  for (; it != list.end() && changes[*it].counter < hi; ++it) {
-    const Change& ch = changes[*it];
-    auto op = std::partition_point(ch.ops.begin(), ch.ops.end(),
-                                   [&](const Op& o) { return o.counter + o.atom_len() <= lo; });
-    for (; op != ch.ops.end() && op->counter < hi; ++op) {
-      if (op->container != container) continue;
-      const Counter l = std::max(lo, op->counter);
-      const Counter h = std::min(hi, op->counter + op->atom_len());
-      WEFT_RETURN_IF_ERROR(prepare_op(seq, *op, peer, l, h, advance));
-    }
-  }
-  // The open transaction's ops follow the op log (only the live state holds them).
-  if (peer == self && hi > txn_start) {
-    for (const Op& op : txn_ops) {
-      const Counter l = std::max(lo, op.counter);
-      const Counter h = std::min(hi, op.counter + op.atom_len());
-      if (op.container != container || l >= h) continue;
-      WEFT_RETURN_IF_ERROR(prepare_op(seq, op, peer, l, h, advance));
-    }
-  }
+  // The Seq's id runs hold exactly the units of its container's ops (the
+  // open transaction's too), so the unit range is moved without visiting
+  // the op log.
+  seq.prepare_range(peer, lo, hi, advance);
   return Status();
 }
 

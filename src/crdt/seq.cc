@@ -13,6 +13,19 @@ constexpr size_t kChunkMax = 256;
 
 size_t utf8_width(char32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4; }
 
+// Opens `len` slots at `off` of `v` (their values are left for the caller):
+// cheaper than vector::insert's general fill for the one-item inserts of
+// typing, which are most of a merge's tracker inserts.
+template <typename T>
+void open_gap(std::vector<T>& v, size_t off, size_t len) {
+  const size_t old = v.size();
+  if (len == 1)
+    v.push_back(T());
+  else
+    v.resize(old + len);
+  std::memmove(v.data() + off + len, v.data() + off, (old - off) * sizeof(T));
+}
+
 }  // namespace
 
 void Seq::add_run(std::vector<std::vector<IdRun>>& runs, uint32_t peer, int32_t counter,
@@ -35,43 +48,28 @@ void Seq::add_run(std::vector<std::vector<IdRun>>& runs, uint32_t peer, int32_t 
   list.push_back(IdRun{counter, len, arena});
 }
 
-template <typename F>
-Status Seq::for_targets(const std::vector<std::vector<IdRun>>& runs, uint32_t peer, int32_t counter,
-                        int32_t n, F f) {
-  const int32_t end = counter + n;
-  if (peer < runs.size()) {
+void Seq::prepare_range(uint32_t peer, int32_t lo, int32_t hi, bool advance) {
+  // Walks the id runs overlapping [lo, hi) (sorted, disjoint; units of other
+  // containers have none): one step per unit, whatever ops they came from.
+  auto walk = [&](const std::vector<std::vector<IdRun>>& runs, auto toggle) {
+    if (peer >= runs.size()) return;
     const std::vector<IdRun>& list = runs[peer];
-    // The first run that may hold `counter`.
-    auto it = std::upper_bound(list.begin(), list.end(), counter,
-                               [](int32_t c, const IdRun& r) { return c < r.counter; });
-    if (it != list.begin()) --it;
-    for (; it != list.end() && it->counter < end && counter < end; ++it) {
-      const int32_t run_end = it->counter + int32_t(it->len);
-      if (run_end <= counter) continue;
-      if (it->counter > counter) break;  // a gap: some unit has no target
-      for (; counter < std::min(end, run_end); ++counter)
-        f(it->arena + uint32_t(counter - it->counter));
+    auto it = partition_point_from_back(
+        list.begin(), list.end(), [&](const IdRun& r) { return r.counter + int32_t(r.len) <= lo; });
+    for (; it != list.end() && it->counter < hi; ++it) {
+      const int32_t from = std::max(lo, it->counter);
+      const int32_t to = std::min(hi, it->counter + int32_t(it->len));
+      for (int32_t c = from; c < to; ++c) toggle(it->arena + uint32_t(c - it->counter));
     }
-  }
-  if (counter < end) {
-    return internal_error("prepare version: op unit " + std::to_string(peer) + "@" +
-                          std::to_string(counter) + " was never applied to this sequence");
-  }
-  return Status();
-}
-
-Status Seq::prepare_insert(uint32_t peer, int32_t counter, int32_t n, bool advance) {
-  return for_targets(ins_runs_, peer, counter, n, [&](uint32_t idx) {
+  };
+  walk(ins_runs_, [&](uint32_t idx) {
     Elem& e = arena_[idx];
     if (e.pins == advance) return;
     const bool was = pvisible(e);
     e.pins = advance;
     if (pvisible(e) != was) pcount(idx, was ? -1 : +1);
   });
-}
-
-Status Seq::prepare_delete(uint32_t peer, int32_t counter, int32_t n, bool advance) {
-  return for_targets(del_runs_, peer, counter, n, [&](uint32_t idx) {
+  walk(del_runs_, [&](uint32_t idx) {
     Elem& e = arena_[idx];
     const bool was = pvisible(e);
     if (advance) {
@@ -244,8 +242,8 @@ Seq::Cur Seq::insert_run(Cur c, uint32_t first, uint32_t len) {
     // The new items' bits are exact: a prefix or suffix they join stays so.
     if (c.off <= ch.plo) ch.plo += len;
     if (c.off + ch.psuf >= ch.items.size()) ch.psuf += len;
-    ch.items.insert(ch.items.begin() + c.off, len, 0);
-    ch.flags.insert(ch.flags.begin() + c.off, len, 0);
+    open_gap(ch.items, c.off, len);
+    open_gap(ch.flags, c.off, len);
     Delta d;
     for (uint32_t k = 0; k < len; ++k) {
       const uint32_t idx = first + k;

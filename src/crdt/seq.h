@@ -19,6 +19,7 @@
 #ifndef WEFT_SRC_CRDT_SEQ_H_
 #define WEFT_SRC_CRDT_SEQ_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -56,6 +57,23 @@ struct DenseVv {
     return t;
   }
 };
+
+// std::partition_point searched from the end (galloping: probes at 1, 2, 4,
+// ... from `last`, then a binary search between the last two probes). The
+// tracker's retreat / advance mostly moves over the latest ops, whose
+// changes and id runs lie at the end of their lists.
+template <typename It, typename Pred>
+It partition_point_from_back(It first, It last, Pred pred) {
+  auto hi = last - first;  // the point is in [0, hi]
+  decltype(hi) step = 1;
+  while (hi > 0) {
+    const auto probe = hi > step ? hi - step : 0;
+    if (pred(first[probe])) return std::partition_point(first + probe + 1, first + hi, pred);
+    hi = probe;
+    step *= 2;
+  }
+  return first;
+}
 
 struct Elem {
   uint32_t peer;  // dense peer index
@@ -129,11 +147,11 @@ class Seq {
     prepare_all_ = false;
   }
   void set_prepare_all() { prepare_all_ = true; }
-  // Advances (adds) or retreats (removes) insert units (peer, counter..+n) in
-  // the prepare version. Errors: kInternal when a unit was never inserted.
-  Status prepare_insert(uint32_t peer, int32_t counter, int32_t n, bool advance);
-  // Same for delete units: their targets gain or lose one delete.
-  Status prepare_delete(uint32_t peer, int32_t counter, int32_t n, bool advance);
+  // Advances (adds) or retreats (removes) the units (peer, lo..hi) of this
+  // sequence's ops in the prepare version: inserted elements appear or
+  // disappear, delete targets gain or lose one delete. Units of other
+  // containers' ops are no-ops.
+  void prepare_range(uint32_t peer, int32_t lo, int32_t hi, bool advance);
   // Test hook (DocCore::check_tracker): recomputes every element's prepare
   // state and every count from scratch for version `vv` (nullptr: all) and
   // reports the first difference from the incrementally kept ones as kInternal.
@@ -184,10 +202,6 @@ class Seq {
   // Records units (peer, counter..+len) -> arena..arena+len in `runs`.
   static void add_run(std::vector<std::vector<IdRun>>& runs, uint32_t peer, int32_t counter,
                       uint32_t arena, uint32_t len = 1);
-  // Calls f(arena index) for the targets of units (peer, counter..+n) in `runs`.
-  template <typename F>
-  Status for_targets(const std::vector<std::vector<IdRun>>& runs, uint32_t peer, int32_t counter,
-                     int32_t n, F f);
   bool pvisible(const Elem& e) const { return e.pins && e.pdel == 0; }
   // Count changes of one chunk, gathered over a run of its elements and
   // applied once (per-unit updates of every counter and cache cost more than
