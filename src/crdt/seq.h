@@ -35,6 +35,11 @@ inline constexpr uint32_t kNone = UINT32_MAX;
 inline constexpr char32_t kStartAnchor = 0x110000;  // content of a mark start anchor
 inline constexpr char32_t kEndAnchor = 0x110001;    // content of a mark end anchor
 
+// Bytes of code point `cp` in UTF-8.
+inline size_t utf8_width(char32_t cp) {
+  return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+}
+
 // A dense version vector indexed by the doc's peer index.
 struct DenseVv {
   std::vector<int32_t> ends;
@@ -221,7 +226,7 @@ class Seq {
     } else if (e.content < kStartAnchor) {
       d.chars += sign;
       d.u16 += sign * (e.content > 0xFFFF ? 2 : 1);
-      d.u8 += sign * (e.content < 0x80 ? 1 : e.content < 0x800 ? 2 : e.content < 0x10000 ? 3 : 4);
+      d.u8 += sign * static_cast<int64_t>(utf8_width(e.content));
     }
   }
   // Applies `d` to chunk `ci`, the totals and both prefix caches.
