@@ -5,7 +5,6 @@
 
 #include <cstring>
 #include <memory>
-#include <new>
 
 #include "crdt/binary_codec.h"
 #include "weft/base/hash.h"
@@ -34,13 +33,14 @@ int zstd_level(uint8_t kind, size_t raw_size, bool fast) {
 }
 
 // This thread's zstd decompression context, reused across imports:
-// ZSTD_decompress would allocate (and for its ~160 KiB, map) a new one each time.
+// ZSTD_decompress would allocate (and for its ~160 KiB, map) a new one each
+// time. nullptr when it cannot be allocated (the next call tries again).
 ZSTD_DCtx* thread_dctx() {
   struct Free {
     void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
   };
-  thread_local std::unique_ptr<ZSTD_DCtx, Free> dctx(ZSTD_createDCtx());
-  if (!dctx) throw std::bad_alloc();
+  thread_local std::unique_ptr<ZSTD_DCtx, Free> dctx;
+  if (!dctx) dctx.reset(ZSTD_createDCtx());
   return dctx.get();
 }
 
@@ -309,10 +309,12 @@ Result<OpenedPayload> open_payload(std::string_view data) {
     // The frame must fill the payload exactly (no trailing bytes).
     size_t frame = ZSTD_findFrameCompressedSize(payload.data(), payload.size());
     if (ZSTD_isError(frame) || frame != payload.size()) return corrupt("bad zstd frame");
+    ZSTD_DCtx* dctx = thread_dctx();
+    if (!dctx) return unavailable("out of memory for a zstd decompression context; retry later");
     // Not zeroed first: zstd writes every byte it reports.
     out.buffer = std::make_unique_for_overwrite<char[]>(raw_size);
-    size_t n = ZSTD_decompressDCtx(thread_dctx(), out.buffer.get(), raw_size, payload.data(),
-                                   payload.size());
+    size_t n =
+        ZSTD_decompressDCtx(dctx, out.buffer.get(), raw_size, payload.data(), payload.size());
     if (ZSTD_isError(n) || n != raw_size) return corrupt("zstd decompression failed");
     out.raw = std::string_view(out.buffer.get(), raw_size);
   } else {
