@@ -81,6 +81,9 @@ class ColumnReader {
   Status next_run();
   // Decodes one op of the current run; returns its length in units (0: error in `err`).
   int64_t op(Op& op, PeerId author, Status& err);
+  // Decodes a positional op's position (relative to where the container's
+  // previous op left off) into op.pos; false with `err` set when out of range.
+  bool read_pos(Op& op, Status& err);
   int64_t text_insert(Op& op, Status& err);
   int64_t rare_op(Op& op, PeerId author, Status& err);
   Result<std::string> key();
@@ -209,16 +212,21 @@ int64_t ColumnReader::text_insert(Op& op, Status& err) {
   return static_cast<int64_t>(n);
 }
 
+inline bool ColumnReader::read_pos(Op& op, Status& err) {
+  const int64_t pos = expected_[run_cid_] + c_[kColOpPos].s();
+  if (pos < 0 || pos > INT32_MAX) {
+    err = corrupt("position out of range");
+    return false;
+  }
+  op.pos = static_cast<int32_t>(pos);
+  return true;
+}
+
 inline int64_t ColumnReader::op(Op& op, PeerId author, Status& err) {
   op.kind = run_kind_;
   op.container = local_cid_[run_cid_];
   if (op.kind == OpKind::kTextInsert || op.kind == OpKind::kSeqDelete) {
-    const int64_t pos = expected_[run_cid_] + c_[kColOpPos].s();
-    if (pos < 0 || pos > INT32_MAX) {
-      err = corrupt("position out of range");
-      return 0;
-    }
-    op.pos = static_cast<int32_t>(pos);
+    if (!read_pos(op, err)) return 0;
     if (op.kind == OpKind::kTextInsert) return text_insert(op, err);
     const int64_t n = c_[kColOpLen].s();
     if (n == 0 || n > INT32_MAX || n < -INT32_MAX || (n < 0 && op.pos + n + 1 < 0)) {
@@ -248,12 +256,7 @@ inline int64_t ColumnReader::op(Op& op, PeerId author, Status& err) {
 int64_t ColumnReader::rare_op(Op& op, PeerId author, Status& err) {
   Column& len = c_[kColOpLen];
   if (op.kind == OpKind::kListInsert || op.kind == OpKind::kMark) {
-    const int64_t pos = expected_[run_cid_] + c_[kColOpPos].s();
-    if (pos < 0 || pos > INT32_MAX) {
-      err = corrupt("position out of range");
-      return 0;
-    }
-    op.pos = static_cast<int32_t>(pos);
+    if (!read_pos(op, err)) return 0;
   }
   del_model_.after_other();
   switch (op.kind) {
