@@ -58,7 +58,9 @@ Lamport DocCore::lamport_of(PeerId p, Counter counter) const {
 }
 
 DenseVv DocCore::op_vv(const Change& ch, Counter counter) const {
-  DenseVv vv = ch.deps_vv;
+  DenseVv vv;
+  const std::span<const int32_t> deps = deps_vv(ch);
+  vv.ends.assign(deps.begin(), deps.end());
   vv.extend(ch.peer, counter);
   return vv;
 }
@@ -108,38 +110,34 @@ DenseVv DocCore::to_dense(const VersionVector& vv) {
 
 void DocCore::append_change(Change ch) {
   Lamport lamport = 0;
-  DenseVv vv;
-  vv.ends.reserve(peer_ids.size());  // one allocation: every peer is interned by now
+  DenseVv& vv = append_vv;  // keeps its capacity: no allocation per change
+  vv.ends.clear();
   for (const ID& d : ch.deps) {
     const Change* dc = find_change(d.peer, d.counter);
     if (!dc) continue;  // REQUIRES: deps present (checked by the caller)
     lamport = std::max(lamport, dc->lamport + static_cast<Lamport>(d.counter - dc->counter) + 1);
-    vv.merge(dc->deps_vv);  // op_vv(*dc, d.counter + 1) without the copy
+    vv.merge(deps_vv(*dc));  // op_vv(*dc, d.counter + 1) without the copy
     vv.extend(dc->peer, d.counter + 1);
   }
   vv.extend(ch.peer, ch.counter);
   ch.lamport = lamport;
-  ch.deps_vv = std::move(vv);
-  ch.deps_total = ch.deps_vv.total();
+  ch.vv_at = static_cast<uint32_t>(vv_pool.size());
+  ch.vv_len = static_cast<uint32_t>(vv.ends.size());
+  vv_pool.insert(vv_pool.end(), vv.ends.begin(), vv.ends.end());
+  ch.deps_total = vv.total();
   // Frontiers: drop what the change has seen, add its last op. Usually it
-  // has seen them all: then its last op replaces them in place.
+  // has seen them all (its deps are the frontier): then its last op
+  // replaces them in place.
   const ID last{peer_ids[ch.peer], ch.end() - 1};
   const std::vector<ID>& old_f = oplog_frontiers.ids();
-  size_t seen = 0;
-  while (seen < old_f.size() &&
-         ch.deps_vv.includes(peer_index.at(old_f[seen].peer), old_f[seen].counter)) {
-    ++seen;
-  }
-  if (seen == old_f.size()) {
+  bool all_seen = ch.deps.size() == old_f.size();
+  for (size_t k = 0; k < old_f.size() && all_seen; ++k)
+    all_seen = std::find(ch.deps.begin(), ch.deps.end(), old_f[k]) != ch.deps.end();
+  if (all_seen) {
     oplog_frontiers.assign(last);
   } else {
-    std::vector<ID> f;
-    f.reserve(old_f.size() + 1);
-    for (const ID& id : old_f) {
-      if (!ch.deps_vv.includes(peer_index.at(id.peer), id.counter)) f.push_back(id);
-    }
-    f.push_back(last);
-    oplog_frontiers = Frontiers(std::move(f));
+    oplog_frontiers.replace_seen(
+        last, [&](const ID& id) { return vv.includes(peer_index.at(id.peer), id.counter); });
   }
   oplog_vv.extend(ch.peer, ch.end());
   by_peer[ch.peer].push_back(static_cast<uint32_t>(changes.size()));
@@ -156,9 +154,6 @@ Change DocCore::slice_change(const Change& ch, Counter from) const {
   out.msg = ch.msg;
   out.deps = {ID{peer_ids[ch.peer], from - 1}};
   out.lamport = ch.lamport + static_cast<Lamport>(from - ch.counter);
-  out.deps_vv = ch.deps_vv;
-  out.deps_vv.extend(ch.peer, from);
-  out.deps_total = out.deps_vv.total();
   for (const Op& op : ch.ops) {
     Counter end = op.counter + op.atom_len();
     if (end <= from) continue;

@@ -31,7 +31,9 @@ struct Change {
   int64_t timestamp = 0;
   std::optional<std::string> msg;
   std::vector<ID> deps;  // real peer ids
-  DenseVv deps_vv;       // closure of deps (+ own earlier counters)
+  // Set by append_change: where the closure of deps (+ own earlier counters)
+  // lies in DocCore::vv_pool (see DocCore::deps_vv), and its total.
+  uint32_t vv_at = 0, vv_len = 0;
   int64_t deps_total = 0;
   std::vector<Op> ops;
   Counter end() const { return counter + len; }
@@ -117,6 +119,11 @@ class DocCore {
   // The change holding unit `id` (nullptr when absent).
   const Change* find_change(PeerId peer, Counter counter) const;
   Lamport lamport_of(PeerId peer, Counter counter) const;
+  // The closure of `ch`'s deps (+ its own earlier counters). REQUIRES: `ch`
+  // went through append_change. Valid until the next append_change.
+  std::span<const int32_t> deps_vv(const Change& ch) const {
+    return {vv_pool.data() + ch.vv_at, ch.vv_len};
+  }
   // The version of op unit `id` (everything it had seen, itself excluded).
   DenseVv op_vv(const Change& ch, Counter counter) const;
   Result<DenseVv> frontiers_to_dense(const Frontiers& f) const;
@@ -317,7 +324,12 @@ class DocCore {
   std::unordered_map<ContainerId, uint32_t> container_index;
   std::vector<bool> local_roots;  // roots requested through get_* (shown by to_json)
 
-  std::vector<Change> changes;                 // topological order
+  std::vector<Change> changes;  // topological order
+  // Every logged change's deps_vv, back to back: one shared block instead of
+  // a heap vector per change (most are one-op keystrokes).
+  std::vector<int32_t> vv_pool;
+  DenseVv append_vv;  // append_change's scratch (keeps its capacity)
+  DenseVv apply_vv;   // apply_change's scratch (taken while in use: reentrant)
   std::vector<std::vector<uint32_t>> by_peer;  // change indexes per dense peer
   DenseVv oplog_vv;
   Frontiers oplog_frontiers;

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -51,9 +52,11 @@ struct DenseVv {
   void extend(uint32_t peer, int32_t end) {
     if (get(peer) < end) set(peer, end);
   }
-  void merge(const DenseVv& o) {
-    if (o.ends.size() > ends.size()) ends.resize(o.ends.size(), 0);
-    for (size_t i = 0; i < o.ends.size(); ++i) ends[i] = std::max(ends[i], o.ends[i]);
+  void merge(const DenseVv& o) { merge(std::span<const int32_t>(o.ends)); }
+  // Same for a vector held elsewhere (a change's deps_vv in the op log's pool).
+  void merge(std::span<const int32_t> o) {
+    if (o.size() > ends.size()) ends.resize(o.size(), 0);
+    for (size_t i = 0; i < o.size(); ++i) ends[i] = std::max(ends[i], o[i]);
   }
   bool includes(uint32_t peer, int32_t counter) const { return counter < get(peer); }
   int64_t total() const {

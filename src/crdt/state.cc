@@ -170,9 +170,18 @@ Status DocCore::apply_change(State& s, const Change& ch, Counter to) {
   // Fast path: the change's version is everything the state holds, so
   // positions resolve on the current visible elements.
   const bool fast = s.vv_total == ch.deps_total;
-  DenseVv vv_storage;
-  if (!fast) vv_storage = ch.deps_vv;
-  DenseVv* vv = fast ? nullptr : &vv_storage;
+  // The version the ops resolve in: DocCore::apply_vv's storage, taken for
+  // the call (a nested apply_change, from materialize, takes an empty one).
+  struct TakeVv {
+    DenseVv& home;
+    DenseVv vv;
+    ~TakeVv() { home = std::move(vv); }
+  } storage{apply_vv, std::move(apply_vv)};
+  if (!fast) {
+    const std::span<const int32_t> deps = deps_vv(ch);
+    storage.vv.ends.assign(deps.begin(), deps.end());
+  }
+  DenseVv* vv = fast ? nullptr : &storage.vv;
   // The linear-history loop: runs of positional ops on one plain Text / List
   // go straight to apply_plain (same effects as apply_op's plain branch).
   ContainerState* plain_cs = nullptr;

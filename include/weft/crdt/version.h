@@ -8,6 +8,7 @@
 #ifndef WEFT_CRDT_VERSION_H_
 #define WEFT_CRDT_VERSION_H_
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -83,6 +84,14 @@ class Frontiers {
       ids_[0] = id;
     else
       assign_slow(id);
+  }
+
+  // Drops every ID for which `seen(id)` holds, then adds `id` (reusing the
+  // storage: an imported change concurrent with part of the frontier).
+  template <typename Pred>
+  void replace_seen(const ID& id, Pred seen) {
+    ids_.erase(std::remove_if(ids_.begin(), ids_.end(), seen), ids_.end());
+    push(id);
   }
 
   // [{"peer":"<decimal>","counter":N},...] as compact JSON.
