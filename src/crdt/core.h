@@ -290,6 +290,65 @@ class DocCore {
     oplog_frontiers.assign(head);
     state_frontiers.assign(head);
   }
+  // ---- the typing lane: the commonest keystrokes end to end, inline.
+  // Typing on: ASCII `ch` inserted at unicode position `pos` of Text `idx`
+  // continues the insert that ends this peer's last change (or the direct
+  // keystroke's) exactly where a direct keystroke would extend it, and the
+  // plain state takes it in place (PlainSeq::lane_type). Same effects as
+  // check_editable + local_text_insert; returns false with nothing changed
+  // otherwise (the caller takes that path).
+  [[gnu::always_inline]] bool lane_insert(uint32_t idx, size_t pos, char ch) {
+    if (static_cast<unsigned char>(ch) >= 0x80 || detached) return false;
+    if (!direct && (!txn_ops.empty() || !can_write_direct())) return false;
+    Change& last = changes.back();
+    Op& run = last.ops.back();
+    const auto keep = static_cast<int32_t>(run.text.size());
+    if (run.kind != OpKind::kTextInsert || run.container != idx ||
+        static_cast<size_t>(run.pos + keep) != pos) {
+      return false;
+    }
+    PlainSeq* plain = lane_plain(idx);
+    const Counter counter = direct ? txn_start + txn_len : last.end();
+    if (!plain || !plain->lane_type(self, counter, pos, ch)) return false;
+    advance_vv(*state, self, counter + 1);
+    run.text.append_utf8(std::string_view(&ch, 1), 1);
+    if (direct) {
+      ++txn_len;
+      return true;
+    }
+    direct_txn.pushed = false;
+    direct_txn.keep = keep;
+    direct = true;
+    txn_start = counter;
+    txn_len = 1;
+    return true;
+  }
+  // Backspace / forward delete: erasing the one unit at unicode position
+  // `pos` of Text `idx` opens a direct keystroke and the plain state finds
+  // and drops the unit in place (PlainSeq::lane_erase_one). Same effects as
+  // check_editable + id_at + local_delete_run; false with nothing changed
+  // otherwise.
+  [[gnu::always_inline]] bool lane_erase(uint32_t idx, size_t pos) {
+    if (direct || detached || !txn_ops.empty() || !can_write_direct()) return false;
+    PlainSeq* plain = lane_plain(idx);
+    uint32_t id_peer = 0;
+    int32_t id_counter = 0;
+    if (!plain || !plain->ids_known() || !plain->lane_erase_one(pos, &id_peer, &id_counter))
+      return false;
+    direct_delete(idx, static_cast<int32_t>(pos), 1, ID{peer_ids[id_peer], id_counter});
+    return true;
+  }
+  // The plain state of live container `idx` (nullptr when it has none).
+  PlainSeq* lane_plain(uint32_t idx) const {
+    const auto& slots = state->containers;
+    if (idx >= slots.size() || !slots[idx]) return nullptr;
+    return slots[idx]->plain.get();
+  }
+  // Opens the direct keystroke for a delete of `n` units at `pos` whose ids
+  // start at `start`, already erased from the plain state: advances the
+  // version and extends this peer's last change's last op or appends one.
+  // REQUIRES: !direct, txn_ops.empty(), can_write_direct().
+  void direct_delete(uint32_t idx, int32_t pos, int32_t n, const ID& start);
   // Moves a direct keystroke back into txn_ops (no-op otherwise). Inline:
   // every reader asks.
   void settle() {

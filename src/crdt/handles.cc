@@ -138,6 +138,11 @@ bool ContainerRef::is_attached_to_root() const {
 // ---------------------------------------------------------------- TextRef
 
 Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
+  // The typing lane first: one ASCII character typed on (see lane_insert).
+  if (text.size() == 1 && unit == PosUnit::kUnicode && core_ &&
+      core_->lane_insert(doc_index(), pos, text[0])) {
+    return core_->auto_commit ? commit_now(*core_) : Status();
+  }
   if (!core_) return gone();
   // The op and the plain state both keep UTF-8: only the code point count is
   // needed. ASCII text (the keystroke case) skips the full validation.
@@ -161,6 +166,10 @@ Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
 }
 
 Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
+  // The typing lane first: backspace or forward delete (see lane_erase).
+  if (len == 1 && unit == PosUnit::kUnicode && core_ && core_->lane_erase(doc_index(), pos)) {
+    return core_->auto_commit ? commit_now(*core_) : Status();
+  }
   if (!core_) return gone();
   const uint32_t idx = doc_index();
   auto& cs = live_state(*core_, idx);

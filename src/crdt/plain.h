@@ -76,6 +76,68 @@ class PlainSeq {
   bool ids_known() const { return ids_known_; }
   void set_ids_unknown() { ids_known_ = false; }
 
+  // ---- typing lane (crdt-lane): the keystroke's plain-state edit when it
+  // continues the last edit, in a few stores. Each returns false with
+  // nothing changed when its case does not hold; the caller then takes
+  // insert_utf8 / id_at + erase, which leave the same state.
+
+  // insert_utf8 of ASCII byte `ch` with id (peer, counter) at unit `pos`, when
+  // `pos` is where the last insert ended in the cached chunk, that insert's
+  // run continues with this id, and the all-ASCII chunk has room (no split).
+  bool lane_type(uint32_t peer, int32_t counter, size_t pos, char ch) {
+    if (!hint_chunk_ || cache_.ci >= chunks_.size()) return false;
+    Chunk& c = *chunks_[cache_.ci];
+    const size_t off = pos - cache_.n;
+    if (&c != hint_chunk_ || pos <= cache_.n || off != hint_end_ || off > c.n || c.u8 != c.n ||
+        c.u8 >= chunk_max() || !is_text_) {
+      return false;
+    }
+    IdRun& run = c.runs[hint_.run];
+    if (run.peer != peer || run.counter + static_cast<int32_t>(run.len) != counter) return false;
+    c.text.insert(c.text.begin() + static_cast<ptrdiff_t>(off), ch);
+    ++run.len;
+    hint_end_ = off + 1;
+    ++c.n, ++c.u16, ++c.u8;
+    ++total_n_, ++total_u16_, ++total_u8_;
+    return true;
+  }
+  // id_at(pos) + erase(pos, 1), when unit `pos` is in the cached, hinted,
+  // all-ASCII chunk, in the hinted run or a neighbour, at either end of a run
+  // of two or more units, and the chunk stays too big to absorb its
+  // successor. (*peer, *counter) receive the erased unit's id.
+  bool lane_erase_one(size_t pos, uint32_t* peer, int32_t* counter) {
+    if (!hint_chunk_ || cache_.ci >= chunks_.size()) return false;
+    Chunk& c = *chunks_[cache_.ci];
+    const size_t off = pos - cache_.n;
+    if (&c != hint_chunk_ || pos < cache_.n || off >= c.n || c.u8 != c.n || !is_text_ ||
+        hint_.run >= c.runs.size()) {
+      return false;
+    }
+    size_t r = hint_.run, start = hint_.start;
+    if (off < start) {  // backspacing into the run before
+      if (r == 0) return false;
+      start -= c.runs[--r].len;
+    } else if (off >= start + c.runs[r].len) {  // deleting forward into the next
+      if (r + 1 >= c.runs.size()) return false;
+      start += c.runs[r++].len;
+    }
+    IdRun& run = c.runs[r];
+    if (off < start || run.len < 2 || (off != start && off + 1 != start + run.len)) return false;
+    if (cache_.ci + 1 < chunks_.size() && c.u8 - 1 + chunks_[cache_.ci + 1]->u8 <= chunk_max() / 2)
+      return false;
+    *peer = run.peer;
+    *counter = run.counter + static_cast<int32_t>(off - start);
+    if (off == start) ++run.counter;
+    --run.len;
+    c.text.erase(off, 1);
+    hint_ = RunPos{r, start};
+    hint_end_ = SIZE_MAX;
+    --c.n, --c.u16, --c.u8;
+    --total_n_, --total_u16_, --total_u8_;
+    return true;
+  }
+  // ---- end of typing lane
+
  private:
   // The ids of consecutive units: (peer, counter + k) for k < len. A chunk
   // keeps its ids as runs (typing makes long ones), not one id per unit.

@@ -297,35 +297,9 @@ Status DocCore::local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, 
   if (direct) {
     settle_direct();
   } else if (txn_ops.empty() && can_write_direct()) {
-    Change& last = changes.back();
-    const Counter counter = last.end();
     Status st = cs.plain->erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n));
-    if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
-    advance_vv(*state, self, counter + n);
-    // As commit_in_place: a delete run continued extends the change's last
-    // op (settle_direct undoes that from the saved fields), else a new op.
-    Op& run = last.ops.back();
-    direct_txn.pushed = true;
-    if (run.kind == OpKind::kSeqDelete && run.container == idx) {
-      const int32_t run_len = run.len;
-      const ID run_start = run.start_id;
-      if (extend_delete(run, pos, n, start)) {
-        direct_txn.pushed = false;
-        direct_txn.run_len = run_len;
-        direct_txn.run_start = run_start;
-        direct_txn.pos = pos;
-        direct_txn.len = n;
-        direct_txn.start = start;
-      }
-    }
-    if (direct_txn.pushed) {
-      Op& op = new_txn_op(last.ops, OpKind::kSeqDelete, idx, counter, pos);
-      op.len = n;
-      op.start_id = start;
-    }
-    direct = true;
-    txn_start = counter;
-    txn_len = n;
+    if (!st.ok()) return op_error(*this, std::move(st), changes.back().end(), idx);
+    direct_delete(idx, pos, n, start);
     return Status();
   }
   open_txn();
@@ -346,6 +320,36 @@ Status DocCore::local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, 
   op.len = n;
   op.start_id = start;
   return Status();
+}
+
+void DocCore::direct_delete(uint32_t idx, int32_t pos, int32_t n, const ID& start) {
+  Change& last = changes.back();
+  const Counter counter = last.end();
+  advance_vv(*state, self, counter + n);
+  // As commit_in_place: a delete run continued extends the change's last
+  // op (settle_direct undoes that from the saved fields), else a new op.
+  Op& run = last.ops.back();
+  direct_txn.pushed = true;
+  if (run.kind == OpKind::kSeqDelete && run.container == idx) {
+    const int32_t run_len = run.len;
+    const ID run_start = run.start_id;
+    if (extend_delete(run, pos, n, start)) {
+      direct_txn.pushed = false;
+      direct_txn.run_len = run_len;
+      direct_txn.run_start = run_start;
+      direct_txn.pos = pos;
+      direct_txn.len = n;
+      direct_txn.start = start;
+    }
+  }
+  if (direct_txn.pushed) {
+    Op& op = new_txn_op(last.ops, OpKind::kSeqDelete, idx, counter, pos);
+    op.len = n;
+    op.start_id = start;
+  }
+  direct = true;
+  txn_start = counter;
+  txn_len = n;
 }
 
 int64_t DocCore::commit_timestamp(const CommitOptions& options) const {

@@ -305,6 +305,51 @@ RC_GTEST_PROP(KeystrokeCommit, DirectKeystrokeReadsMatchGeneralPath, ()) {
   expect_same(fast, slow);
 }
 
+// The typing lane (DocCore::lane_insert / lane_erase, PlainSeq::lane_type /
+// lane_erase_one) against the general path on texts long enough to span
+// several plain-state chunks: runs of typing, backspace and forward delete
+// at a moving cursor cross chunk-full and chunk-merge boundaries, run ends
+// and non-ASCII chunks, interleaved with other containers, commit messages,
+// auto-commit, undo and exports.
+RC_GTEST_PROP(KeystrokeCommit, TypingLaneMatchesGeneralPath, ()) {
+  Replica fast(true), slow(false);
+  const size_t start_len = *rc::gen::inRange<size_t>(0, 1400);
+  const bool non_ascii = *rc::gen::arbitrary<bool>();
+  std::string start;
+  for (size_t k = 0; k < start_len; ++k) {
+    start += non_ascii && k % 97 == 13 ? "é" : std::string(1, static_cast<char>('a' + k % 26));
+  }
+  for (Replica* rep : {&fast, &slow}) {
+    RC_ASSERT(rep->doc.get_text("t").insert(0, start).ok());
+    RC_ASSERT(rep->doc.commit().ok());
+    rep->cursor = start_len / 2;
+  }
+  const int bursts = *rc::gen::inRange(1, 30);
+  for (int b = 0; b < bursts; ++b) {
+    // A burst: one kind of keystroke repeated, each committed, as an editor does.
+    const int pick = *rc::gen::inRange(0, 12);
+    const int repeat = *rc::gen::inRange(1, 300);
+    Step step;
+    step.kind = pick < 4 ? 0 : pick < 6 ? 6 : pick < 8 ? 7 : pick == 8 ? 5 : pick == 9 ? 4 : 21;
+    if (pick == 10) step.kind = *rc::gen::element(9, 13, 14, 17, 18, 19);
+    step.s = *rc::gen::arbitrary<uint32_t>();
+    for (int k = 0; k < (step.kind == 0 || step.kind == 6 || step.kind == 7 ? repeat : 1); ++k) {
+      step.r = step.kind == 0 ? static_cast<uint32_t>(k % 3) : *rc::gen::arbitrary<uint32_t>();
+      apply(fast, step, "");
+      apply(slow, step, "");
+      if (!fast.doc.core()->auto_commit) {
+        RC_ASSERT(fast.doc.commit().ok());
+        RC_ASSERT(slow.doc.commit().ok());
+      }
+    }
+    RC_ASSERT(fast.doc.get_text("t").to_string() == slow.doc.get_text("t").to_string());
+    RC_ASSERT(fast.seen == slow.seen);
+  }
+  RC_ASSERT(fast.doc.commit().ok());
+  RC_ASSERT(slow.doc.commit().ok());
+  expect_same(fast, slow);
+}
+
 TEST(KeystrokeCommit, TypingExtendsOneChangeInPlace) {
   Doc doc(3);
   TextRef text = doc.get_text("t");
