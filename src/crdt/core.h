@@ -19,6 +19,7 @@
 #include "crdt/op.h"
 #include "crdt/plain.h"
 #include "crdt/seq.h"
+#include "crdt/small_vec.h"
 #include "weft/crdt/doc.h"
 
 namespace weft::crdt::detail {
@@ -30,7 +31,7 @@ struct Change {
   Lamport lamport = 0;
   int64_t timestamp = 0;
   std::optional<std::string> msg;
-  std::vector<ID> deps;  // real peer ids
+  SmallVec<ID, 2> deps;  // real peer ids (inline: one or two in the common case)
   // Set by append_change: where the closure of deps (+ own earlier counters)
   // lies in DocCore::vv_pool (see DocCore::deps_vv), and its total.
   uint32_t vv_at = 0, vv_len = 0;
