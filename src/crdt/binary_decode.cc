@@ -80,12 +80,12 @@ class ColumnReader {
   Status change(Change& ch, uint64_t& ops_left);
   Status next_run();
   // Decodes one op of the current run; returns its length in units (0: error in `err`).
-  int64_t op(Op& op, PeerId author, Status& err);
+  [[gnu::always_inline]] int64_t op(Op& op, PeerId author, Status& err);
   // Decodes a positional op's position (relative to where the container's
   // previous op left off) into op.pos; false with `err` set when out of range.
   bool read_pos(Op& op, Status& err);
   int64_t text_insert(Op& op, Status& err);
-  int64_t rare_op(Op& op, PeerId author, Status& err);
+  [[gnu::noinline]] int64_t rare_op(Op& op, PeerId author, Status& err);
   Result<std::string> key();
   Status check_bad() const;
   uint32_t local_peer(uint64_t table_index);
@@ -205,7 +205,12 @@ int64_t ColumnReader::text_insert(Op& op, Status& err) {
     }
     ascii_left_ = ascii;
   }
-  op.text.init_utf8(text_.substr(0, at), n, core_.text_pool);
+  // The column lies inside the body: 8 bytes from text_'s start are readable
+  // while text_ holds 8.
+  if (text_.size() >= 8)
+    op.text.init_utf8_wide(text_.substr(0, at), n, core_.text_pool);
+  else
+    op.text.init_utf8(text_.substr(0, at), n, core_.text_pool);
   text_.remove_prefix(at);
   expected_[run_cid_] = op.pos + static_cast<int32_t>(n);
   del_model_.after_insert(op.container, op.pos, static_cast<int64_t>(n), op.counter);

@@ -86,6 +86,20 @@ class OpText {
       w |= uint64_t{static_cast<unsigned char>(utf8[k])} << (8 * (1 + k));
     bits_ = w;
   }
+  // init_utf8 for a source with 8 readable bytes at utf8.data(): a short
+  // text is one 8-byte load instead of a byte loop.
+  // REQUIRES: as for init_utf8.
+  [[gnu::always_inline]] void init_utf8_wide(std::string_view utf8, size_t units,
+                                             OpTextPool& pool) {
+    if (utf8.size() > kInlineMax) {
+      init_pooled(utf8, units, pool);
+      return;
+    }
+    uint64_t w;
+    std::memcpy(&w, utf8.data(), 8);
+    w &= (uint64_t{1} << (8 * utf8.size())) - 1;  // size <= 7: the shift stays below 64
+    bits_ = 1 | (uint64_t{units} << 1) | (uint64_t{utf8.size()} << 4) | (w << 8);
+  }
   void append(const uint32_t* cps, size_t n);
   // Appends `o`. Inline for the keystroke commit: a short (inline) text goes
   // into a heap block with room as one 8-byte store.
