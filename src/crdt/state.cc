@@ -198,7 +198,7 @@ Status DocCore::apply_change(State& s, const Change& ch, Counter to) {
     if (fast && positional && op.container == plain_container && plain_cs->plain) {
       if (gathering) touch(op.container);
       // Text inserts and deletes (nearly every op of a merged text history)
-      // inline: no call, no dispatch, one store of the version at the end.
+      // inline: no apply_plain call and no second dispatch on the kind.
       Status st;
       if (op.kind == OpKind::kTextInsert && static_cast<size_t>(n) == op.text.size()) {
         st = plain_cs->plain->insert_utf8(ch.peer, op.counter, op.pos, op.text.utf8(),
