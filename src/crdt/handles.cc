@@ -139,8 +139,9 @@ bool ContainerRef::is_attached_to_root() const {
 
 Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
   // The typing lane first: one ASCII character typed on (see lane_insert).
-  if (text.size() == 1 && unit == PosUnit::kUnicode && core_ &&
-      core_->lane_insert(doc_index(), pos, text[0])) {
+  // (ASCII checked first: invalid UTF-8 is refused before the container is interned.)
+  if (text.size() == 1 && static_cast<unsigned char>(text[0]) < 0x80 && unit == PosUnit::kUnicode &&
+      core_ && core_->lane_insert(doc_index(), pos, text[0])) {
     return core_->auto_commit ? commit_now(*core_) : Status();
   }
   if (!core_) return gone();
