@@ -112,8 +112,16 @@ void DocCore::append_change(Change ch) {
   Lamport lamport = 0;
   DenseVv& vv = append_vv;  // keeps its capacity: no allocation per change
   vv.ends.clear();
+  const PeerId author = peer_ids[ch.peer];
   for (const ID& d : ch.deps) {
-    const Change* dc = find_change(d.peer, d.counter);
+    // The usual dep, the author's own previous op, lies in the author's last
+    // change: no peer lookup (find_change hashes the peer id).
+    const Change* dc = nullptr;
+    if (d.peer == author && !by_peer[ch.peer].empty()) {
+      const Change& own = changes[by_peer[ch.peer].back()];
+      if (d.counter >= own.counter && d.counter < own.end()) dc = &own;
+    }
+    if (!dc) dc = find_change(d.peer, d.counter);
     if (!dc) continue;  // REQUIRES: deps present (checked by the caller)
     lamport = std::max(lamport, dc->lamport + static_cast<Lamport>(d.counter - dc->counter) + 1);
     vv.merge(deps_vv(*dc));  // op_vv(*dc, d.counter + 1) without the copy
@@ -128,7 +136,7 @@ void DocCore::append_change(Change ch) {
   // Frontiers: drop what the change has seen, add its last op. Usually it
   // has seen them all (its deps are the frontier): then its last op
   // replaces them in place.
-  const ID last{peer_ids[ch.peer], ch.end() - 1};
+  const ID last{author, ch.end() - 1};
   const std::vector<ID>& old_f = oplog_frontiers.ids();
   bool all_seen = ch.deps.size() == old_f.size();
   for (size_t k = 0; k < old_f.size() && all_seen; ++k)

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <type_traits>
@@ -69,7 +68,7 @@ class SmallVec {
   void reserve(size_t n) {
     if (n <= cap_) return;
     auto grown = std::make_unique_for_overwrite<T[]>(n);
-    std::memcpy(static_cast<void*>(grown.get()), data(), size_ * sizeof(T));
+    std::copy(data(), data() + size_, grown.get());
     heap_ = std::move(grown);
     cap_ = n;
   }
@@ -87,7 +86,7 @@ class SmallVec {
   void assign(const T* items, size_t n) {
     size_ = 0;
     reserve(n);
-    std::memcpy(static_cast<void*>(data()), items, n * sizeof(T));
+    std::copy(items, items + n, data());  // (items may be null when n == 0)
     size_ = n;
   }
   // Takes `o`'s elements (its heap block, or a copy of its inline ones);
@@ -98,7 +97,7 @@ class SmallVec {
     if (o.heap_) {
       heap_ = std::move(o.heap_);
     } else {
-      std::memcpy(static_cast<void*>(inline_), o.inline_, size_ * sizeof(T));
+      std::copy(o.inline_, o.inline_ + N, inline_);  // a fixed size: no memcpy call
     }
     o.size_ = 0;
     o.cap_ = N;
