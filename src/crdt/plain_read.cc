@@ -1,0 +1,74 @@
+// The plain state's read side (see plain.h): its contents and position
+// conversions (split from plain.cc, which keeps the edits and id lookups).
+#include "crdt/plain.h"
+#include "weft/base/utf.h"
+
+namespace weft::crdt::detail {
+
+std::vector<uint32_t> PlainSeq::visible_contents() const {
+  std::vector<uint32_t> out;
+  out.reserve(total_n_);
+  for (const Chunk* c : chunks_) {
+    if (!is_text_) {
+      out.insert(out.end(), c->values.begin(), c->values.end());
+      continue;
+    }
+    for (size_t i = 0; i < c->text.size();)
+      out.push_back(static_cast<uint32_t>(decode_utf8_unchecked(c->text, i)));
+  }
+  return out;
+}
+
+std::string PlainSeq::to_utf8() const {
+  std::string out;
+  if (!is_text_) {
+    for (uint32_t v : visible_contents()) append_utf8(out, static_cast<char32_t>(v));
+    return out;
+  }
+  out.reserve(total_u8_);
+  for (const Chunk* c : chunks_) out += c->text;
+  return out;
+}
+
+Result<Seq::Boundary> PlainSeq::locate(size_t n, int kind) const {
+  Seq::Boundary b;
+  if (n == 0) return b;
+  const size_t total = kind == 0 ? total_n_ : kind == 1 ? total_u16_ : total_u8_;
+  if (n > total) {
+    return out_of_range("position " + std::to_string(n) + " is past the end (length " +
+                        std::to_string(total) + ")");
+  }
+  seek(kind, n);
+  if (cache_.ci >= chunks_.size()) return internal_error("plain sequence counts are inconsistent");
+  b.units = cache_.n;
+  b.u16 = cache_.u16;
+  b.u8 = cache_.u8;
+  const Chunk& c = *chunks_[cache_.ci];
+  if (c.u8 == c.n) {
+    // One byte per unit (ASCII text, or a list): every count moves together.
+    const size_t off = n - prefix_count(cache_, kind);
+    b.units += off;
+    b.u16 += off;
+    b.u8 += off;
+    b.entity = static_cast<uint32_t>(b.units);
+    return b;
+  }
+  for (size_t i = 0; i < c.text.size();) {
+    const size_t len = utf8_sequence_length(static_cast<unsigned char>(c.text[i]));
+    i += len;
+    ++b.units;
+    b.u16 += len == 4 ? 2 : 1;
+    b.u8 += len;
+    const size_t cur = kind == 0 ? b.units : kind == 1 ? b.u16 : b.u8;
+    if (cur == n) {
+      b.entity = static_cast<uint32_t>(b.units);
+      return b;
+    }
+    if (cur > n) {
+      return invalid_argument("position " + std::to_string(n) + " falls inside a character");
+    }
+  }
+  return internal_error("plain sequence counts are inconsistent");
+}
+
+}  // namespace weft::crdt::detail
