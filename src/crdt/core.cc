@@ -108,7 +108,7 @@ DenseVv DocCore::to_dense(const VersionVector& vv) {
   return out;
 }
 
-void DocCore::append_change(Change ch) {
+void DocCore::append_change(Change&& ch) {
   Lamport lamport = 0;
   DenseVv& vv = append_vv;  // keeps its capacity: no allocation per change
   vv.ends.clear();

@@ -134,8 +134,9 @@ class DocCore {
 
   // ---- op log
   // Appends a causally ready change (deps known, counter == oplog end) and
-  // computes its lamport and deps_vv.
-  void append_change(Change ch);
+  // computes its lamport and deps_vv. Takes `ch` by rvalue reference: one move
+  // (into the log) per change, not two.
+  void append_change(Change&& ch);
   // A copy of `ch` without its units below `from` (deps become its own previous op).
   Change slice_change(const Change& ch, Counter from) const;
 

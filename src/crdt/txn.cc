@@ -109,7 +109,7 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
   Status err;
   bool apply_state = !detached;
   if (apply_state && has_subscribers()) begin_events();
-  std::vector<bool> done(cands.size(), false);
+  std::vector<uint8_t> done(cands.size(), 0);  // (bytes: no bit masking per test)
   // One reallocation at most while appending (geometric, so that many small
   // imports stay amortised O(1) per change).
   if (const size_t need = changes.size() + cands.size(); need > changes.capacity())
@@ -136,8 +136,11 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
         }
       }
       if (!ready && c.counter == known) continue;
-      Change ch = c.counter < known ? slice_change(c, known) : std::move(c);
-      if (ch.counter < known) continue;
+      // Only a change that overlaps the log is copied (sliced); the rest move
+      // straight into the log.
+      std::optional<Change> sliced;
+      if (c.counter < known) sliced = slice_change(c, known);
+      Change& ch = sliced ? *sliced : c;
       done[i] = true;
       progress = true;
       PeerId p = peer_ids[ch.peer];
