@@ -211,9 +211,11 @@ class DocCore {
   // ids, whose ids are (id_peer, id_counter + k) (forward-delete and
   // backspace runs extend in place).
   // REQUIRES: cs.plain && cs.plain->ids_known(), n >= 1, pos + n <= units(),
-  // and those ids (see PlainSeq::id_at).
+  // and those ids (see PlainSeq::id_at). `erase` false: the plain state
+  // already dropped those units (a multi-run delete erases its whole range
+  // once, then records each run; only without events or observers).
   Status local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, int32_t n,
-                          uint32_t id_peer, int32_t id_counter);
+                          uint32_t id_peer, int32_t id_counter, bool erase = true);
   // Errors: kFailedPrecondition when the doc is detached. Inline: every
   // keystroke asks.
   Status check_editable(uint32_t container) const {

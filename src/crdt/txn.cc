@@ -295,12 +295,13 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
 }
 
 Status DocCore::local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, int32_t n,
-                                 uint32_t id_peer, int32_t id_counter) {
+                                 uint32_t id_peer, int32_t id_counter, bool erase) {
   const ID start{peer_ids[id_peer], id_counter};
   if (direct) {
     settle_direct();
   } else if (txn_ops.empty() && can_write_direct()) {
-    Status st = cs.plain->erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n));
+    Status st =
+        erase ? cs.plain->erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n)) : Status();
     if (!st.ok()) return op_error(*this, std::move(st), changes.back().end(), idx);
     direct_delete(idx, pos, n, start);
     return Status();
@@ -308,7 +309,8 @@ Status DocCore::local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, 
   open_txn();
   const Counter counter = txn_start + txn_len;
   if (gathering) touch(idx);
-  Status st = cs.plain->erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n));
+  Status st =
+      erase ? cs.plain->erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n)) : Status();
   if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
   advance_vv(*state, self, counter + n);
   txn_len += n;
