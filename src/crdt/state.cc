@@ -30,11 +30,20 @@ Status with_contents(ContainerState& cs, const Op& op, Counter n, Insert insert)
   return insert(contents);
 }
 
-// The context a plain-state apply error carries (out of line: cold).
-[[gnu::noinline, gnu::cold]] Status plain_error(const DocCore& core, Status st, uint32_t peer,
-                                                const Op& op) {
+// The context an apply error carries: which op, on which container (out of
+// line: cold).
+[[gnu::noinline, gnu::cold]] Status op_error_context(const DocCore& core, Status st, uint32_t peer,
+                                                     const Op& op) {
   return st.with_context("op " + ID{core.peer_ids[peer], op.counter}.to_string() + " on " +
                          core.containers[op.container].to_string());
+}
+
+// Erases the `n` units of delete op `op` from a plain state: a forward run
+// deletes [pos, pos + n), a backspace run (pos - n, pos].
+inline Status erase_plain(PlainSeq& plain, const Op& op, Counter n) {
+  const int64_t from = op.len > 0 ? int64_t{op.pos} : int64_t{op.pos} - n + 1;
+  if (from < 0) return out_of_range("delete position below 0");
+  return plain.erase(static_cast<uint32_t>(from), static_cast<uint32_t>(n));
 }
 
 }  // namespace
@@ -129,10 +138,7 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
       if (vv) vv->extend(peer, op.counter + 1);
       break;
   }
-  if (!st.ok()) {
-    return st.with_context("op " + ID{peer_ids[peer], op.counter}.to_string() + " on " +
-                           containers[op.container].to_string());
-  }
+  if (!st.ok()) return op_error_context(*this, std::move(st), peer, op);
   // The op's own units are in the prepare version now: it is the op's version.
   if (on_seq && vv) cs.seq->set_prepare_vv(*vv);
   advance_vv(s, peer, op.counter + n);
@@ -155,17 +161,11 @@ Status DocCore::apply_plain(State& s, ContainerState& cs, const Op& op, uint32_t
         return cs.plain->insert(peer, op.counter, op.pos, contents, n);
       });
       break;
-    default: {  // kSeqDelete: a forward run deletes [pos, pos + n), a backspace run (pos - n, pos]
-      const int64_t from = op.len > 0 ? int64_t{op.pos} : int64_t{op.pos} - n + 1;
-      if (from < 0) {
-        st = out_of_range("delete position below 0");
-        break;
-      }
-      st = cs.plain->erase(static_cast<uint32_t>(from), static_cast<uint32_t>(n));
+    default:  // kSeqDelete
+      st = erase_plain(*cs.plain, op, n);
       break;
-    }
   }
-  if (!st.ok()) return plain_error(*this, std::move(st), peer, op);
+  if (!st.ok()) return op_error_context(*this, std::move(st), peer, op);
   advance_vv(s, peer, op.counter + n);
   return Status();
 }
@@ -204,17 +204,13 @@ Status DocCore::apply_change(State& s, const Change& ch, Counter to) {
         st = plain_cs->plain->insert_utf8(ch.peer, op.counter, op.pos, op.text.utf8(),
                                           static_cast<size_t>(n));
       } else if (op.kind == OpKind::kSeqDelete) {
-        // A forward run deletes [pos, pos + n), a backspace run (pos - n, pos].
-        const int64_t from = op.len > 0 ? int64_t{op.pos} : int64_t{op.pos} - n + 1;
-        st = from < 0
-                 ? out_of_range("delete position below 0")
-                 : plain_cs->plain->erase(static_cast<uint32_t>(from), static_cast<uint32_t>(n));
+        st = erase_plain(*plain_cs->plain, op, n);
       } else {
         WEFT_RETURN_IF_ERROR(apply_plain(s, *plain_cs, op, ch.peer, n));
         continue;
       }
       if (!st.ok()) [[unlikely]]
-        return plain_error(*this, std::move(st), ch.peer, op);
+        return op_error_context(*this, std::move(st), ch.peer, op);
       advance_vv(s, ch.peer, op.counter + n);
       continue;
     }
