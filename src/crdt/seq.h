@@ -180,6 +180,20 @@ class Seq {
   uint32_t reinsert_pos(uint32_t tomb) const;
 
  private:
+  // Calls fn(content) for each visible element in document order, skipping
+  // style anchors when `skip_anchors` (a Text's characters only).
+  template <typename Fn>
+  void for_each_visible_content(bool skip_anchors, Fn&& fn) const {
+    for (const auto& chunk : chunks_) {
+      const Chunk& c = *chunk;
+      if (c.vis == 0) continue;
+      for (uint32_t i : c.items) {
+        const Elem& e = arena_[i];
+        if (e.del_peer != kNone || (skip_anchors && e.content >= kStartAnchor)) continue;
+        fn(e.content);
+      }
+    }
+  }
   struct Chunk {
     std::vector<uint32_t> items;  // arena indexes
     // Per item (same order as items): kVisBit when visible in the current

@@ -144,30 +144,15 @@ uint32_t Seq::reinsert_pos(uint32_t tomb) const {
 std::vector<uint32_t> Seq::visible_contents() const {
   std::vector<uint32_t> out;
   out.reserve(total_chars_);
-  for (const auto& chunk : chunks_) {
-    const Chunk& c = *chunk;
-    if (c.vis == 0) continue;
-    for (uint32_t i : c.items) {
-      const Elem& e = arena_[i];
-      if (e.del_peer != kNone || (is_text_ && e.content >= kStartAnchor)) continue;
-      out.push_back(e.content);
-    }
-  }
+  for_each_visible_content(is_text_, [&](uint32_t content) { out.push_back(content); });
   return out;
 }
 
 std::string Seq::to_utf8() const {
   std::string out;
   out.reserve(total_u8_);
-  for (const auto& chunk : chunks_) {
-    const Chunk& c = *chunk;
-    if (c.chars == 0) continue;
-    for (uint32_t i : c.items) {
-      const Elem& e = arena_[i];
-      if (e.del_peer != kNone || e.content >= kStartAnchor) continue;
-      append_utf8(out, static_cast<char32_t>(e.content));
-    }
-  }
+  for_each_visible_content(
+      true, [&](uint32_t content) { append_utf8(out, static_cast<char32_t>(content)); });
   return out;
 }
 
