@@ -47,6 +47,7 @@ void Seq::add_run(std::vector<std::vector<IdRun>>& runs, uint32_t peer, int32_t 
 }
 
 void Seq::prepare_range(uint32_t peer, int32_t lo, int32_t hi, bool advance) {
+  if (hint_.bit == kPvisBit) hint_.bit = 0;  // prepare counts before it may change
   // Walks the id runs overlapping [lo, hi) (sorted, disjoint; units of other
   // containers have none): one step per unit, whatever ops they came from.
   auto walk = [&](const std::vector<std::vector<IdRun>>& runs, auto toggle) {
@@ -183,7 +184,64 @@ Result<Seq::Cur> Seq::scan_chunk(uint32_t ci, uint32_t k, uint32_t count, uint8_
   return internal_error("sequence chunk counts are inconsistent");
 }
 
+bool Seq::from_hint(uint32_t pos, Cur* out) const {
+  const uint8_t bit = hint_.bit;
+  Cur c = hint_.cur;
+  uint32_t before = hint_.before;
+  // kVisBit flags are exact; a prepare flag only where its chunk says so.
+  auto visible_at = [&](const Chunk& ch, uint32_t off) {
+    if (bit == kVisBit || ch.pexact(off)) return (ch.flags[off] & bit) != 0;
+    return pvisible(arena_[ch.items[off]]);
+  };
+  if (pos > before) {  // forward: the item at the cursor is the next candidate
+    for (int s = 0; s < kHintSteps && c.ci < chunks_.size(); ++s) {
+      const Chunk& ch = *chunks_[c.ci];
+      if (c.off >= ch.items.size()) {
+        ++c.ci;
+        c.off = 0;
+        continue;
+      }
+      if (visible_at(ch, c.off) && ++before == pos) {
+        *out = c;
+        return true;
+      }
+      ++c.off;
+    }
+    return false;
+  }
+  for (int s = 0; s < kHintSteps; ++s) {  // backward: the items before the cursor
+    if (c.off == 0) {
+      if (c.ci == 0) return false;
+      --c.ci;
+      c.off = static_cast<uint32_t>(chunks_[c.ci]->items.size());
+      continue;
+    }
+    --c.off;
+    if (visible_at(*chunks_[c.ci], c.off)) {
+      if (before == pos) {
+        *out = c;
+        return true;
+      }
+      --before;
+    }
+  }
+  return false;
+}
+
 Result<Seq::Cur> Seq::find_visible(uint32_t pos, const DenseVv* vv) {
+  Cur c;
+  if (hint_.bit == (vv ? kPvisBit : kVisBit) && pos > 0 && from_hint(pos, &c)) {
+    if (!verify_hints_) [[likely]]
+      return c;
+    auto counted = find_counted(pos, vv);
+    if (!counted.ok() || counted->ci != c.ci || counted->off != c.off)
+      return internal_error("tracker: the position hint disagrees with the chunk counts");
+    return c;
+  }
+  return find_counted(pos, vv);
+}
+
+Result<Seq::Cur> Seq::find_counted(uint32_t pos, const DenseVv* vv) {
   if (vv == nullptr) {
     if (pos > total_vis_)
       return out_of_range("position " + std::to_string(pos) + " is past the end (" +
@@ -226,6 +284,7 @@ void Seq::recount(Chunk& k) const {
 }
 
 Seq::Cur Seq::insert_run(Cur c, uint32_t first, uint32_t len) {
+  hint_.bit = 0;  // offsets move (the caller sets a new hint)
   if (chunks_.empty()) {
     chunks_.push_back(std::make_unique<Chunk>());
     chunks_.back()->id = static_cast<uint32_t>(chunk_pos_.size());
@@ -398,11 +457,16 @@ Status Seq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint32_t*
   }
   add_run(ins_runs_, peer, counter, first, static_cast<uint32_t>(n));
   Cur placed = integrate(first, left, start, vv);
+  // Unit 0 is the (pos + 1)-th entity of the version (the zone it may pass is
+  // not in it).
+  uint32_t before = pos;
   if (n > 1) {
     for (size_t k = 1; k < n; ++k) arena_[first + k].origin_right = arena_[first].origin_right;
     advance(placed);
-    insert_run(placed, first + 1, static_cast<uint32_t>(n - 1));
+    placed = insert_run(placed, first + 1, static_cast<uint32_t>(n - 1));
+    before = pos + 1;
   }
+  set_hint(vv, placed, before);
   if (vv) vv->set(peer, std::max(vv->get(peer), counter + int32_t(n)));
   return Status();
 }
@@ -417,11 +481,13 @@ Status Seq::erase_one(uint32_t peer, int32_t counter, uint32_t pos, DenseVv* vv)
   chunks_[found->ci]->flags[found->off] = flags_of(arena_[idx]);
   apply_delta(found->ci, d);
   add_run(del_runs_, peer, counter, idx);
+  set_hint(vv, *found, pos);  // what was before the deleted entity stays
   if (vv) vv->set(peer, std::max(vv->get(peer), counter + 1));
   return Status();
 }
 
 void Seq::mark_deleted(uint32_t idx, uint32_t peer, int32_t counter, Delta& d) {
+  hint_.bit = 0;  // counts change (the caller sets a new hint)
   Elem& e = arena_[idx];
   if (e.del_peer == kNone) {
     weigh(e, -1, d);
@@ -476,6 +542,7 @@ Status Seq::erase_forward(uint32_t peer, int32_t counter, uint32_t pos, int32_t 
     }
   }
   if (run.len > 0) add_run(del_runs_, peer, run.counter, run.arena, run.len);
+  if (st.ok()) set_hint(vv, c, pos);  // the deleted run lies between pos and c
   if (vv) vv->set(peer, std::max(vv->get(peer), counter + k));
   return st;
 }

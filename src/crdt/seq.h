@@ -164,6 +164,9 @@ class Seq {
   // state and every count from scratch for version `vv` (nullptr: all) and
   // reports the first difference from the incrementally kept ones as kInternal.
   Status check_prepare(const DenseVv* vv) const;
+  // Test hook (DocCore::check_tracker): every position found from the
+  // position hint is also found the general way, and a difference is kInternal.
+  void set_verify_hints(bool on) { verify_hints_ = on; }
   // Content of the arena element with id (peer, counter) if present.
   size_t arena_size() const { return arena_.size(); }
 
@@ -304,7 +307,27 @@ class Seq {
   // `count` such items in the chunk.
   Result<Cur> scan_chunk(uint32_t ci, uint32_t k, uint32_t count, uint8_t bit);
   // Finds the pos-th (1-based) visible entity of `vv`; returns its cursor.
+  // From the hint when it is near, else through the chunk counts.
   Result<Cur> find_visible(uint32_t pos, const DenseVv* vv);
+  // find_visible through the chunk counts.
+  Result<Cur> find_counted(uint32_t pos, const DenseVv* vv);
+  // The position hint: the last op's cursor `cur`, with `before` entities
+  // before it visible in the version of flag `bit` (0: no hint). Typing moves
+  // one or two entities from it, so a short walk replaces the chunk lookup.
+  // Ops set it; any other change of that version or of the chunks clears it.
+  struct Hint {
+    uint8_t bit = 0;
+    Cur cur;
+    uint32_t before = 0;
+  };
+  // Walks at most kHintSteps items from the hint to the pos-th visible entity
+  // of its version; false when there is no hint or it is too far.
+  bool from_hint(uint32_t pos, Cur* out) const;
+  static constexpr int kHintSteps = 32;
+  void set_hint(const DenseVv* vv, Cur c, uint32_t before) {
+    normalize(c);
+    hint_ = Hint{vv ? kPvisBit : kVisBit, c, before};
+  }
   // Inserts arena index `idx` before cursor `c` (end allowed); returns its cursor.
   Cur insert_at(Cur c, uint32_t idx) { return insert_run(c, idx, 1); }
   // Inserts arena indexes first..first+len-1 in order before cursor `c`
@@ -336,6 +359,8 @@ class Seq {
   std::unordered_map<uint32_t, uint32_t> clone_of_;
   mutable Prefix cache_;
   mutable PPrefix pcache_;
+  Hint hint_;
+  bool verify_hints_ = false;
   size_t total_vis_ = 0, total_chars_ = 0, total_u16_ = 0, total_u8_ = 0;
 };
 

@@ -82,7 +82,10 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
                       op.kind != OpKind::kCounter;
   if (on_seq) {
     WEFT_RETURN_IF_ERROR(prepare_seq(s, op.container, vv));
-    if (check_tracker) WEFT_RETURN_IF_ERROR(cs.seq->check_prepare(vv));
+    if (check_tracker) {
+      cs.seq->set_verify_hints(true);
+      WEFT_RETURN_IF_ERROR(cs.seq->check_prepare(vv));
+    }
   }
   Status st;
   switch (op.kind) {

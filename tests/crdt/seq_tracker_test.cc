@@ -63,6 +63,49 @@ RC_GTEST_PROP(SeqTracker, LongSequenceMatchesModel, ()) {
   RC_ASSERT(!seq.erase_one(0, counter[0], uint32_t(model.size()), nullptr).ok());
 }
 
+// Typing-like edits (each near the previous one: inserts, backspaces,
+// forward deletes, with now and then a jump) at the current version: with
+// hint verification on, every position found by walking from the last op's
+// cursor is also found through the chunk counts (a difference is an error),
+// and the contents equal a vector model's.
+RC_GTEST_PROP(SeqTracker, PositionHintMatchesCountedLookup, ()) {
+  const std::vector<uint64_t> peer_ids = {7};
+  Seq seq(&peer_ids, /*is_text=*/true);
+  seq.set_verify_hints(true);
+  std::vector<uint32_t> model;
+  int32_t counter = 0;
+  uint32_t next_content = 'a';
+  uint32_t pos = 0;
+  const int steps = *rc::gen::inRange(50, 1500);
+  for (int s = 0; s < steps; ++s) {
+    const int what = *rc::gen::inRange(0, 12);
+    const uint32_t size = static_cast<uint32_t>(model.size());
+    if (what == 0 || pos > size) {
+      pos = *rc::gen::inRange<uint32_t>(0, size + 1);
+    } else if (what <= 2 && pos > 0) {  // backspace
+      --pos;
+      RC_ASSERT(seq.erase_one(0, counter++, pos, nullptr).ok());
+      model.erase(model.begin() + pos);
+    } else if (what == 3 && pos < size) {  // forward delete of a few
+      const int32_t n =
+          *rc::gen::inRange<int32_t>(1, int32_t(std::min<uint32_t>(4, size - pos)) + 1);
+      RC_ASSERT(seq.erase_forward(0, counter, pos, n, nullptr).ok());
+      counter += n;
+      model.erase(model.begin() + pos, model.begin() + pos + n);
+    } else {  // type one or a few units
+      const size_t n = what == 4 ? *rc::gen::inRange<size_t>(2, 6) : 1;
+      std::vector<uint32_t> contents(n);
+      for (uint32_t& c : contents) c = 'a' + (next_content++ % 26);
+      RC_ASSERT(seq.insert(0, counter, pos, contents.data(), n, nullptr).ok());
+      counter += int32_t(n);
+      model.insert(model.begin() + pos, contents.begin(), contents.end());
+      pos += static_cast<uint32_t>(n);
+    }
+  }
+  RC_ASSERT(seq.visible_contents() == model);
+  RC_ASSERT(seq.check_prepare(nullptr).ok());
+}
+
 std::string text_of(Doc& doc) { return doc.get_text("t").to_string(); }
 
 void sync(Doc& from, Doc& to) {
