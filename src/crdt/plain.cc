@@ -34,14 +34,35 @@ Status past_the_end(size_t pos, size_t total) {
 
 }  // namespace
 
-PlainSeq::Chunk* PlainSeq::new_chunk() const {
-  auto* c = new Chunk();
+PlainSeq::Chunk* PlainSeq::new_chunk() {
+  Chunk* c = nullptr;
+  if (spare_.empty()) {
+    c = new Chunk();
+  } else {
+    c = spare_.back();
+    spare_.pop_back();
+  }
   if (is_text_)
     c->text.reserve(chunk_max() + 32);  // an insert of up to 32 bytes fits
   else
     c->values.reserve(chunk_max() + 8);
   c->runs.reserve(kMaxRuns / 2);
   return c;
+}
+
+void PlainSeq::drop_chunk(Chunk* c) {
+  // A chunk that grew far past a full one (a large paste before its split)
+  // is not kept: spares hold about one chunk's room.
+  const size_t room = is_text_ ? c->text.capacity() : c->values.capacity();
+  if (spare_.size() >= kMaxSpare || room > 2 * chunk_max() || c->runs.capacity() > 2 * kMaxRuns) {
+    delete c;
+    return;
+  }
+  c->text.clear();
+  c->values.clear();
+  c->runs.clear();
+  c->n = c->u16 = c->u8 = 0;
+  spare_.push_back(c);
 }
 
 size_t PlainSeq::offset_of(const Chunk& c, size_t off) const {
@@ -61,6 +82,8 @@ void PlainSeq::clear() {
   hint_chunk_ = nullptr;
   for (Chunk* c : chunks_) delete c;
   chunks_.clear();
+  for (Chunk* c : spare_) delete c;
+  spare_.clear();
   cache_ = Prefix();
   total_n_ = total_u16_ = total_u8_ = 0;
 }
@@ -282,8 +305,8 @@ void PlainSeq::merge_next(uint32_t ci) {
   a.n += b->n;
   a.u16 += b->u16;
   a.u8 += b->u8;
-  delete b;
   chunks_.erase(chunks_.begin() + ci + 1);
+  drop_chunk(b);
 }
 
 Status PlainSeq::erase(uint32_t pos, uint32_t n) {
@@ -341,7 +364,7 @@ Status PlainSeq::erase(uint32_t pos, uint32_t n) {
     off = 0;
   }
   if (drop_to > drop_from) {
-    for (uint32_t j = drop_from; j < drop_to; ++j) delete chunks_[j];
+    for (uint32_t j = drop_from; j < drop_to; ++j) drop_chunk(chunks_[j]);
     chunks_.erase(chunks_.begin() + drop_from, chunks_.begin() + drop_to);
   }
   // Keep chunks from fragmenting: the edited chunk absorbs its successor
@@ -399,6 +422,7 @@ std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
   std::vector<Seq::Run> runs;
   to = std::min(to, total_n_);
   if (from >= to) return runs;
+  runs.reserve(8);  // one allocation for the usual few runs, not 1, 2, 4, 8
   seek_unit(from + 1);
   // The first chunk's runs are searched from the nearest known boundary.
   const Chunk& first = *chunks_[cache_.ci];

@@ -32,6 +32,8 @@ class PlainSeq {
   // most a few hundred bytes, and a cursor walk skips a chunk per step.
   static constexpr size_t kTextChunkMax = 512;
   static constexpr size_t kListChunkMax = 256;
+  // Emptied chunks kept for reuse (about 1 KiB each).
+  static constexpr size_t kMaxSpare = 16;
 
   explicit PlainSeq(bool is_text) : is_text_(is_text) {}
   ~PlainSeq() { clear(); }
@@ -169,8 +171,12 @@ class PlainSeq {
   // this splits into pieces of half of it.
   size_t chunk_max() const { return is_text_ ? kTextChunkMax : kListChunkMax; }
   // A new empty chunk with room for a full chunk's units and runs, so that
-  // edits until its next split do not reallocate.
-  Chunk* new_chunk() const;
+  // edits until its next split do not reallocate: a spare one when there is
+  // one (splits and merges come and go in bursts), else a heap one.
+  Chunk* new_chunk();
+  // Frees a chunk that left chunks_, or keeps it (emptied, with its
+  // capacity) as a spare for new_chunk.
+  void drop_chunk(Chunk* c);
   // Byte (Text) or value (List) offset of unit `off` of `c`. REQUIRES: off <= c.n.
   size_t offset_of(const Chunk& c, size_t off) const;
   // Moves the cache to the first chunk whose running count reaches n (n >= 1).
@@ -220,6 +226,7 @@ class PlainSeq {
   bool is_text_;
   bool ids_known_ = true;
   std::vector<Chunk*> chunks_;  // owned
+  std::vector<Chunk*> spare_;   // owned, empty, at most kMaxSpare (see drop_chunk)
   mutable Prefix cache_;
   // A run boundary of the chunk edited last, so typing on extends its run
   // without a search and nearby edits search from there; cleared when that
