@@ -36,7 +36,7 @@ struct Change {
   // lies in DocCore::vv_pool (see DocCore::deps_vv), and its total.
   uint32_t vv_at = 0, vv_len = 0;
   int64_t deps_total = 0;
-  std::vector<Op> ops;
+  OpList ops;  // (one op inline: most changes hold one)
   Counter end() const { return counter + len; }
 };
 

@@ -202,7 +202,7 @@ std::shared_ptr<DocCore> copy_history(const DocCore& src, const detail::DenseVv*
     detail::Change c = ch;
     if (to < ch.end()) {
       c.len = to - ch.counter;
-      std::vector<detail::Op> ops;
+      detail::OpList ops;
       for (auto& op : c.ops) {
         if (op.counter >= to) break;
         Counter keep = to - op.counter;

@@ -245,6 +245,39 @@ Op& Op::operator=(const Op& o) {
   return *this;
 }
 
+OpList& OpList::operator=(std::vector<Op>&& ops) {
+  clear();
+  reserve(ops.size());
+  for (Op& op : ops) new (end_++) Op(std::move(op));
+  ops.clear();
+  return *this;
+}
+
+void OpList::resize(size_t n) {
+  while (size() > n) pop_back();
+  reserve(n);
+  while (size() < n) new (end_++) Op();
+}
+
+void OpList::grow(size_t n) {
+  const size_t cap = std::max<size_t>(n, 2 * static_cast<size_t>(cap_end_ - data_));
+  Op* grown = static_cast<Op*>(::operator new(cap * sizeof(Op)));
+  Op* to = grown;
+  for (Op* from = data_; from != end_; ++from, ++to) {
+    new (to) Op(std::move(*from));
+    from->~Op();
+  }
+  if (!is_inline()) ::operator delete(data_);
+  data_ = grown;
+  end_ = to;
+  cap_end_ = grown + cap;
+}
+
+void OpList::append_copies(const Op* ops, size_t n) {
+  reserve(size() + n);
+  for (size_t k = 0; k < n; ++k) new (end_++) Op(ops[k]);
+}
+
 Op slice_op(const Op& op, Counter k) {
   Op o = op;
   o.counter = op.counter + k;

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -276,6 +277,117 @@ struct Op {
     void operator()(OpExtra* extra) const;
   };
   std::unique_ptr<OpExtra, ExtraDeleter> extra_;
+};
+
+// The ops of a change: one op inline (most changes hold one: a decoded
+// keystroke, a local commit), more in one heap array. A vector's subset of
+// operations; a decoded one-op change then costs no heap block for its ops.
+// Pointers into it stay valid until it grows or moves (as for a vector, and
+// also when the Change holding it moves).
+class OpList {
+ public:
+  OpList() : data_(inline_op()), end_(data_), cap_end_(data_ + 1) {}
+  OpList(const OpList& o) : OpList() { append_copies(o.begin(), o.size()); }
+  OpList(OpList&& o) noexcept : OpList() { take(o); }
+  OpList& operator=(const OpList& o) {
+    if (this != &o) {
+      clear();
+      append_copies(o.begin(), o.size());
+    }
+    return *this;
+  }
+  OpList& operator=(OpList&& o) noexcept {
+    if (this != &o) {
+      release();
+      take(o);
+    }
+    return *this;
+  }
+  // Moves the ops of `ops` in and leaves it empty (it keeps its capacity:
+  // the open transaction's vector is reused by the next keystroke).
+  OpList& operator=(std::vector<Op>&& ops);
+  ~OpList() { release(); }
+
+  Op* data() { return data_; }
+  const Op* data() const { return data_; }
+  size_t size() const { return static_cast<size_t>(end_ - data_); }
+  bool empty() const { return end_ == data_; }
+  Op* begin() { return data_; }
+  Op* end() { return end_; }
+  const Op* begin() const { return data_; }
+  const Op* end() const { return end_; }
+  Op& operator[](size_t i) { return data_[i]; }
+  const Op& operator[](size_t i) const { return data_[i]; }
+  Op& front() { return data_[0]; }
+  const Op& front() const { return data_[0]; }
+  // (end_[-1], as a vector's: the keystroke path asks for it every time.)
+  Op& back() { return end_[-1]; }
+  const Op& back() const { return end_[-1]; }
+
+  // Appends a default op and returns it.
+  Op& emplace_back() {
+    if (end_ == cap_end_) grow(size() + 1);
+    return *new (end_++) Op();
+  }
+  void push_back(Op&& op) {
+    if (end_ == cap_end_) grow(size() + 1);
+    new (end_++) Op(std::move(op));
+  }
+  void push_back(const Op& op) {
+    if (end_ == cap_end_) {
+      Op copy(op);  // (op may lie in this list, which grow moves)
+      push_back(std::move(copy));
+      return;
+    }
+    new (end_++) Op(op);
+  }
+  void pop_back() { (--end_)->~Op(); }
+  // Default ops appended or ops dropped at the end, to `n` in all.
+  void resize(size_t n);
+  void reserve(size_t n) {
+    if (n > static_cast<size_t>(cap_end_ - data_)) grow(n);
+  }
+  void clear() {
+    while (end_ != data_) pop_back();
+  }
+
+ private:
+  Op* inline_op() { return reinterpret_cast<Op*>(inline_); }
+  bool is_inline() const { return data_ == reinterpret_cast<const Op*>(inline_); }
+  // Moves the ops into a heap array with room for `n` (> capacity) or more.
+  void grow(size_t n);
+  void append_copies(const Op* ops, size_t n);
+  // Takes `o`'s ops (its heap array, or its inline op moved); leaves `o`
+  // empty and inline. REQUIRES: this list is inline and empty.
+  void take(OpList& o) noexcept {
+    if (o.is_inline()) {
+      if (!o.empty()) {
+        new (end_++) Op(std::move(*o.data_));
+        o.data_->~Op();
+      }
+    } else {
+      data_ = o.data_;
+      end_ = o.end_;
+      cap_end_ = o.cap_end_;
+      o.data_ = o.inline_op();
+      o.cap_end_ = o.data_ + 1;
+    }
+    o.end_ = o.data_;
+  }
+  // Destroys the ops and frees the heap array (the list is left inline, empty).
+  void release() {
+    clear();
+    if (!is_inline()) {
+      ::operator delete(data_);
+      data_ = end_ = inline_op();
+      cap_end_ = data_ + 1;
+    }
+  }
+
+  Op* data_;     // inline_ or a heap array
+  Op* end_;      // past the last op
+  Op* cap_end_;  // past the storage
+  alignas(Op) unsigned char inline_[sizeof(Op)];
 };
 
 // Drops the first `k` units of `op` (0 < k < atom_len()).

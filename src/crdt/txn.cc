@@ -63,9 +63,10 @@ bool extend_op(Op& last, Op& o) {
   return o.kind == OpKind::kSeqDelete && extend_delete(last, o.pos, o.len, o.start_id);
 }
 
-// Appends a fresh op to the open transaction, built in place (no Op moved).
-Op& new_txn_op(std::vector<Op>& txn_ops, OpKind kind, uint32_t container, Counter counter,
-               int32_t pos) {
+// Appends a fresh op to the open transaction (or a change's OpList), built
+// in place (no Op moved).
+template <typename Ops>
+Op& new_txn_op(Ops& txn_ops, OpKind kind, uint32_t container, Counter counter, int32_t pos) {
   Op& op = txn_ops.emplace_back();
   op.kind = kind;
   op.container = container;

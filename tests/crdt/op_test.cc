@@ -211,5 +211,113 @@ TEST(Op, SliceDropsLeadingUnits) {
   EXPECT_EQ(rest.len, -2);
 }
 
+// An op whose fields tell it apart (a key payload too, to catch shallow copies).
+Op numbered_op(int k) {
+  Op op;
+  op.kind = OpKind::kMapSet;
+  op.counter = k;
+  op.set_key("key" + std::to_string(k));
+  return op;
+}
+
+std::vector<int> counters_of(const OpList& ops) {
+  std::vector<int> out;
+  for (const Op& op : ops) {
+    EXPECT_EQ(op.key(), "key" + std::to_string(op.counter));
+    out.push_back(op.counter);
+  }
+  return out;
+}
+
+TEST(OpList, OneOpInlineMoreOnTheHeap) {
+  OpList ops;
+  EXPECT_TRUE(ops.empty());
+  ops.push_back(numbered_op(0));
+  const Op* inline_at = &ops[0];
+  OpList moved = std::move(ops);  // the inline op moves over
+  EXPECT_TRUE(ops.empty());
+  EXPECT_EQ(counters_of(moved), (std::vector<int>{0}));
+  EXPECT_NE(&moved[0], inline_at);
+  for (int k = 1; k < 5; ++k) moved.push_back(numbered_op(k));
+  const Op* heap_at = &moved[0];
+  OpList taken = std::move(moved);  // the heap array is taken, not copied
+  EXPECT_EQ(&taken[0], heap_at);
+  EXPECT_EQ(counters_of(taken), (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_TRUE(moved.empty());
+  moved.push_back(numbered_op(9));  // a moved-from list is usable
+  EXPECT_EQ(counters_of(moved), (std::vector<int>{9}));
+}
+
+TEST(OpList, AssignFromVectorLeavesItEmptyWithItsCapacity) {
+  std::vector<Op> txn;
+  for (int k = 0; k < 3; ++k) txn.push_back(numbered_op(k));
+  const size_t cap = txn.capacity();
+  OpList ops;
+  ops = std::move(txn);
+  EXPECT_EQ(counters_of(ops), (std::vector<int>{0, 1, 2}));
+  EXPECT_TRUE(txn.empty());
+  EXPECT_EQ(txn.capacity(), cap);
+  txn.push_back(numbered_op(7));
+  ops = std::move(txn);
+  EXPECT_EQ(counters_of(ops), (std::vector<int>{7}));
+}
+
+// Random operation sequences against a std::vector<Op> model (copies, moves,
+// growth from the inline op, pushing a copy of an own element while growing).
+RC_GTEST_PROP(OpList, MatchesVectorModel, ()) {
+  OpList ops;
+  std::vector<Op> model;
+  const int steps = *rc::gen::inRange(0, 40);
+  for (int step = 0; step < steps; ++step) {
+    switch (*rc::gen::inRange(0, 7)) {
+      case 0:
+      case 1:
+        ops.push_back(numbered_op(step));
+        model.push_back(numbered_op(step));
+        break;
+      case 2:
+        if (!model.empty()) {
+          ops.pop_back();
+          model.pop_back();
+        }
+        break;
+      case 3:
+        if (!model.empty()) {
+          const size_t k = *rc::gen::inRange<size_t>(0, model.size());
+          ops.push_back(ops[k]);  // may grow while copying its own element
+          model.push_back(model[k]);
+        }
+        break;
+      case 4: {
+        OpList copy = ops;
+        ops = std::move(copy);
+        break;
+      }
+      case 5: {
+        OpList moved(std::move(ops));
+        ops = moved;
+        break;
+      }
+      case 6: {
+        const size_t n = *rc::gen::inRange<size_t>(0, model.size() + 3);
+        ops.resize(n);
+        model.resize(n);
+        for (size_t k = 0; k < n; ++k) {
+          if (model[k].kind != OpKind::kMapSet) {
+            model[k] = numbered_op(step);
+            ops[k] = numbered_op(step);
+          }
+        }
+        break;
+      }
+    }
+    RC_ASSERT(ops.size() == model.size());
+    for (size_t k = 0; k < model.size(); ++k) {
+      RC_ASSERT(ops[k].counter == model[k].counter);
+      RC_ASSERT(ops[k].key() == model[k].key());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace weft::crdt::detail
