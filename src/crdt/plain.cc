@@ -2,6 +2,7 @@
 #include "crdt/plain.h"
 
 #include <algorithm>
+#include <new>
 
 #include "weft/base/utf.h"
 
@@ -33,6 +34,28 @@ Status past_the_end(size_t pos, size_t total) {
 }
 
 }  // namespace
+
+void ChunkBytes::grow(size_t need) {
+  const size_t cap = std::max(need, cap_ + cap_ / 2);
+  auto* p = static_cast<char*>(std::realloc(p_, cap));
+  if (p == nullptr) throw std::bad_alloc();
+  p_ = p;
+  cap_ = cap;
+}
+
+void ChunkBytes::shrink_to_fit() {
+  if (size_ == cap_) return;
+  if (size_ == 0) {
+    std::free(p_);
+    p_ = nullptr;
+    cap_ = 0;
+    return;
+  }
+  auto* p = static_cast<char*>(std::realloc(p_, size_));
+  if (p == nullptr) return;  // keeping the larger block is fine
+  p_ = p;
+  cap_ = size_;
+}
 
 PlainSeq::Chunk* PlainSeq::new_chunk() {
   Chunk* c = nullptr;
@@ -206,11 +229,11 @@ void PlainSeq::split_runs(uint32_t ci) {
   t->u8 = static_cast<uint32_t>(c.u8 - at);
   t->u16 = t->n;
   if (is_text_) {
-    t->text.assign(c.text, at, std::string::npos);
+    t->text.assign(std::string_view(c.text).substr(at));
     if (t->u8 != t->n) {
       for (char b : t->text) t->u16 += static_cast<unsigned char>(b) >= 0xF0;
     }
-    c.text.resize(at);
+    c.text.truncate(at);
   } else {
     t->values.assign(c.values.begin() + static_cast<ptrdiff_t>(at), c.values.end());
     c.values.resize(at);
@@ -255,7 +278,7 @@ void PlainSeq::split(uint32_t ci) {
     size_t astral = 0;
     const size_t units = units_of(a, b, &astral);
     if (is_text_) {
-      t->text.assign(c.text, a, b - a);
+      t->text.assign(std::string_view(c.text).substr(a, b - a));
     } else {
       t->values.assign(c.values.begin() + static_cast<ptrdiff_t>(a),
                        c.values.begin() + static_cast<ptrdiff_t>(b));
@@ -281,7 +304,7 @@ void PlainSeq::split(uint32_t ci) {
   c.runs.resize(keep_runs);
   if (keep_len > 0) c.runs.back().len = keep_len;
   if (is_text_) {
-    c.text.resize(first);
+    c.text.truncate(first);
     if (c.text.capacity() > 2 * chunk_max()) c.text.shrink_to_fit();
   } else {
     c.values.resize(first);

@@ -16,6 +16,8 @@
 #define WEFT_SRC_CRDT_PLAIN_H_
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +26,71 @@
 #include "weft/base/status.h"
 
 namespace weft::crdt::detail {
+
+// The UTF-8 bytes of one Text chunk: a growable byte buffer with only the
+// edits PlainSeq makes. (std::string's insert / erase carry position checks
+// and an aliasing path that cost as much as the byte move itself at chunk
+// sizes, and a keystroke makes one of each.) Sources never alias the buffer.
+class ChunkBytes {
+ public:
+  ChunkBytes() = default;
+  ~ChunkBytes() { std::free(p_); }
+  ChunkBytes(const ChunkBytes&) = delete;
+  ChunkBytes& operator=(const ChunkBytes&) = delete;
+
+  size_t size() const { return size_; }
+  size_t capacity() const { return cap_; }
+  const char* data() const { return p_; }
+  char* begin() { return p_; }
+  char* end() { return p_ + size_; }
+  const char* begin() const { return p_; }
+  const char* end() const { return p_ + size_; }
+  char operator[](size_t i) const { return p_[i]; }
+  operator std::string_view() const { return std::string_view(p_, size_); }
+
+  // Makes room for n bytes in all (no effect when there is).
+  void reserve(size_t n) {
+    if (n > cap_) grow(n);
+  }
+  void clear() { size_ = 0; }
+  // Keeps bytes [0, n). REQUIRES: n <= size().
+  void truncate(size_t n) { size_ = n; }
+  // Drops the room past size() (a chunk that was far over full).
+  void shrink_to_fit();
+  void assign(std::string_view s) {
+    size_ = 0;
+    append(s);
+  }
+  void append(std::string_view s) {
+    if (s.empty()) return;
+    reserve(size_ + s.size());
+    std::memcpy(p_ + size_, s.data(), s.size());
+    size_ += s.size();
+  }
+  // Inserts s[0, m) before byte `at`. REQUIRES: at <= size(), m >= 1.
+  void insert(size_t at, const char* s, size_t m) {
+    reserve(size_ + m);
+    char* p = p_ + at;
+    std::memmove(p + m, p, size_ - at);
+    if (m == 1)
+      *p = *s;
+    else
+      std::memcpy(p, s, m);
+    size_ += m;
+  }
+  // Inserts byte ch before `pos` (a pointer into [begin(), end()]).
+  void insert(const char* pos, char ch) { insert(static_cast<size_t>(pos - p_), &ch, 1); }
+  // Removes bytes [at, at + n). REQUIRES: at + n <= size().
+  void erase(size_t at, size_t n) {
+    std::memmove(p_ + at, p_ + at + n, size_ - at - n);
+    size_ -= n;
+  }
+
+ private:
+  void grow(size_t need);
+  char* p_ = nullptr;  // malloc'd, cap_ bytes
+  size_t size_ = 0, cap_ = 0;
+};
 
 class PlainSeq {
  public:
@@ -149,7 +216,7 @@ class PlainSeq {
     uint32_t len;
   };
   struct Chunk {
-    std::string text;              // Text: the units' UTF-8 (u8 bytes)
+    ChunkBytes text;               // Text: the units' UTF-8 (u8 bytes)
     std::vector<uint32_t> values;  // List: value index per unit
     std::vector<IdRun> runs;       // lens sum to n
     // Units, UTF-16 units, UTF-8 bytes (a List counts one of each per unit,
