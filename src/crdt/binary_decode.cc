@@ -22,8 +22,14 @@ struct Column {
   size_t left() const { return static_cast<size_t>(end - p); }
   bool done() const { return p == end; }
 
-  uint64_t u() {
-    if (p < end && *p < 0x80) return *p++;
+  // Inline for the one-byte varint (most values of every column); longer
+  // ones take the call.
+  [[gnu::always_inline]] uint64_t u() {
+    if (p < end && *p < 0x80) [[likely]]
+      return *p++;
+    return u_long();
+  }
+  [[gnu::noinline]] uint64_t u_long() {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       if (p == end || (shift == 63 && *p > 1)) break;
@@ -402,7 +408,12 @@ Status ColumnReader::change(Change& ch, uint64_t& ops_left) {
     ch.msg = std::string(s);
   }
   WEFT_RETURN_IF_ERROR(check_bad());
-  ch.ops.resize(nops);
+  // One op (the common case) takes the change's inline slot: emplace_back
+  // is then an inline store, where resize is a call.
+  if (nops == 1)
+    ch.ops.emplace_back();
+  else
+    ch.ops.resize(nops);
   int64_t next = ch.counter;
   Status err;
   for (Op& o : ch.ops) {

@@ -109,30 +109,49 @@ DenseVv DocCore::to_dense(const VersionVector& vv) {
 }
 
 void DocCore::append_change(Change&& ch) {
-  Lamport lamport = 0;
-  DenseVv& vv = append_vv;  // keeps its capacity: no allocation per change
-  vv.ends.clear();
   const PeerId author = peer_ids[ch.peer];
-  for (const ID& d : ch.deps) {
-    // The usual dep, the author's own previous op, lies in the author's last
-    // change: no peer lookup (find_change hashes the peer id).
-    const Change* dc = nullptr;
-    if (d.peer == author && !by_peer[ch.peer].empty()) {
-      const Change& own = changes[by_peer[ch.peer].back()];
-      if (d.counter >= own.counter && d.counter < own.end()) dc = &own;
+  const std::vector<uint32_t>& own_list = by_peer[ch.peer];
+  const Change* own = own_list.empty() ? nullptr : &changes[own_list.back()];
+  if (ch.deps.size() == 1 && own && ch.deps[0].peer == author &&
+      ch.deps[0].counter >= own->counter && ch.deps[0].counter < own->end() &&
+      ch.deps[0].counter < ch.counter) {
+    // The usual change (a decoded keystroke): its one dep lies in its
+    // author's last change `own`. Its deps_vv is own's with the author's
+    // entry raised to ch.counter (own's entry, own->counter, is below it):
+    // one copy, no merges or sums.
+    const Counter d = ch.deps[0].counter;
+    ch.lamport = own->lamport + static_cast<Lamport>(d - own->counter) + 1;
+    const uint32_t from = own->vv_at, n = own->vv_len;
+    const uint32_t len = std::max<uint32_t>(n, ch.peer + 1);
+    const int64_t own_entry = ch.peer < n ? vv_pool[from + ch.peer] : 0;
+    ch.deps_total = own->deps_total - own_entry + ch.counter;
+    ch.vv_at = static_cast<uint32_t>(vv_pool.size());
+    ch.vv_len = len;
+    vv_pool.resize(vv_pool.size() + len);  // zeros past n (may move the pool: index it)
+    std::copy_n(vv_pool.begin() + from, n, vv_pool.begin() + ch.vv_at);
+    vv_pool[ch.vv_at + ch.peer] = ch.counter;
+  } else {
+    Lamport lamport = 0;
+    DenseVv& vv = append_vv;  // keeps its capacity: no allocation per change
+    vv.ends.clear();
+    for (const ID& d : ch.deps) {
+      // The author's own previous op lies in the author's last change: no
+      // peer lookup (find_change hashes the peer id).
+      const Change* dc = nullptr;
+      if (d.peer == author && own && d.counter >= own->counter && d.counter < own->end()) dc = own;
+      if (!dc) dc = find_change(d.peer, d.counter);
+      if (!dc) continue;  // REQUIRES: deps present (checked by the caller)
+      lamport = std::max(lamport, dc->lamport + static_cast<Lamport>(d.counter - dc->counter) + 1);
+      vv.merge(deps_vv(*dc));  // op_vv(*dc, d.counter + 1) without the copy
+      vv.extend(dc->peer, d.counter + 1);
     }
-    if (!dc) dc = find_change(d.peer, d.counter);
-    if (!dc) continue;  // REQUIRES: deps present (checked by the caller)
-    lamport = std::max(lamport, dc->lamport + static_cast<Lamport>(d.counter - dc->counter) + 1);
-    vv.merge(deps_vv(*dc));  // op_vv(*dc, d.counter + 1) without the copy
-    vv.extend(dc->peer, d.counter + 1);
+    vv.extend(ch.peer, ch.counter);
+    ch.lamport = lamport;
+    ch.vv_at = static_cast<uint32_t>(vv_pool.size());
+    ch.vv_len = static_cast<uint32_t>(vv.ends.size());
+    vv_pool.insert(vv_pool.end(), vv.ends.begin(), vv.ends.end());
+    ch.deps_total = vv.total();
   }
-  vv.extend(ch.peer, ch.counter);
-  ch.lamport = lamport;
-  ch.vv_at = static_cast<uint32_t>(vv_pool.size());
-  ch.vv_len = static_cast<uint32_t>(vv.ends.size());
-  vv_pool.insert(vv_pool.end(), vv.ends.begin(), vv.ends.end());
-  ch.deps_total = vv.total();
   // Frontiers: drop what the change has seen, add its last op. Usually it
   // has seen them all (its deps are the frontier): then its last op
   // replaces them in place.
@@ -144,8 +163,11 @@ void DocCore::append_change(Change&& ch) {
   if (all_seen) {
     oplog_frontiers.assign(last);
   } else {
-    oplog_frontiers.replace_seen(
-        last, [&](const ID& id) { return vv.includes(peer_index.at(id.peer), id.counter); });
+    const std::span<const int32_t> seen = deps_vv(ch);
+    oplog_frontiers.replace_seen(last, [&](const ID& id) {
+      const uint32_t p = peer_index.at(id.peer);
+      return p < seen.size() && id.counter < seen[p];
+    });
   }
   oplog_vv.extend(ch.peer, ch.end());
   by_peer[ch.peer].push_back(static_cast<uint32_t>(changes.size()));

@@ -129,7 +129,14 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
       }
       if (c.counter > known) continue;  // waits for the same peer's earlier ops
       bool ready = true;
+      const PeerId author = peer_ids[c.peer];
       for (const ID& d : c.deps) {
+        // The usual dep, the author's own previous op: no peer lookup.
+        if (d.peer == author) {
+          if (oplog_vv.includes(c.peer, d.counter)) continue;
+          ready = false;
+          break;
+        }
         auto pit = peer_index.find(d.peer);
         if (pit == peer_index.end() || !oplog_vv.includes(pit->second, d.counter)) {
           ready = false;
