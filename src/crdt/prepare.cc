@@ -48,11 +48,24 @@ Status Seq::check_prepare(const DenseVv* vv) const {
     }
   }
   size_t prefix = 0;
+  Chunk sums;  // current-state counts of all chunks, and of those before cache_.ci
   for (uint32_t ci = 0; ci < chunks_.size(); ++ci) {
     const Chunk& c = *chunks_[ci];
     if (chunk_pos_[c.id] != ci) return internal_error("tracker: stale chunk position");
     if (ci == pcache_.ci && prefix != pcache_.pvis)
       return internal_error("tracker: stale prepare prefix cache");
+    if (ci == cache_.ci && (sums.vis != cache_.vis || sums.chars != cache_.chars ||
+                            sums.u16 != cache_.u16 || sums.u8 != cache_.u8))
+      return internal_error("tracker: stale prefix cache");
+    Chunk fresh;
+    fresh.items = c.items;
+    recount(fresh);
+    if (fresh.vis != c.vis || fresh.chars != c.chars || fresh.u16 != c.u16 || fresh.u8 != c.u8)
+      return internal_error("tracker: wrong counts of a chunk");
+    sums.vis += c.vis;
+    sums.chars += c.chars;
+    sums.u16 += c.u16;
+    sums.u8 += c.u8;
     uint32_t pvis = 0;
     if (c.flags.size() != c.items.size()) return internal_error("tracker: chunk flags out of step");
     for (size_t off = 0; off < c.items.size(); ++off) {
@@ -73,6 +86,9 @@ Status Seq::check_prepare(const DenseVv* vv) const {
     if (pvis != c.pvis) return internal_error("tracker: wrong prepare count of a chunk");
     prefix += pvis;
   }
+  if (sums.vis != total_vis_ || sums.chars != total_chars_ || sums.u16 != total_u16_ ||
+      sums.u8 != total_u8_)
+    return internal_error("tracker: wrong totals");
   return Status();
 }
 

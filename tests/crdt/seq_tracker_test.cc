@@ -74,7 +74,7 @@ RC_GTEST_PROP(SeqTracker, PositionHintMatchesCountedLookup, ()) {
   seq.set_verify_hints(true);
   std::vector<uint32_t> model;
   int32_t counter = 0;
-  uint32_t next_content = 'a';
+  uint32_t next_content = 0;
   uint32_t pos = 0;
   const int steps = *rc::gen::inRange(50, 1500);
   for (int s = 0; s < steps; ++s) {
@@ -95,15 +95,21 @@ RC_GTEST_PROP(SeqTracker, PositionHintMatchesCountedLookup, ()) {
     } else {  // type one or a few units
       const size_t n = what == 4 ? *rc::gen::inRange<size_t>(2, 6) : 1;
       std::vector<uint32_t> contents(n);
-      for (uint32_t& c : contents) c = 'a' + (next_content++ % 26);
+      // ASCII, 2-, 3- and 4-byte UTF-8 (a surrogate pair in UTF-16).
+      constexpr uint32_t kCodePoints[] = {'a', 'b', 0xE9, 0x4E2D, 0x1F600};
+      for (uint32_t& c : contents) c = kCodePoints[next_content++ % 5];
       RC_ASSERT(seq.insert(0, counter, pos, contents.data(), n, nullptr).ok());
       counter += int32_t(n);
       model.insert(model.begin() + pos, contents.begin(), contents.end());
       pos += static_cast<uint32_t>(n);
     }
+    if (s % 16 == 0) RC_ASSERT(seq.check_prepare(nullptr).ok());  // counts and caches
   }
   RC_ASSERT(seq.visible_contents() == model);
   RC_ASSERT(seq.check_prepare(nullptr).ok());
+  size_t u8 = 0;
+  for (uint32_t c : model) u8 += detail::utf8_width(c);
+  RC_ASSERT(seq.utf8_len() == u8);
 }
 
 std::string text_of(Doc& doc) { return doc.get_text("t").to_string(); }
