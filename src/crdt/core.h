@@ -403,7 +403,7 @@ class DocCore {
   Frontiers state_frontiers;
 
   // open transaction
-  std::vector<Op> txn_ops;
+  OpList txn_ops;  // (an OpList: the commit hands its array to the change)
   std::vector<std::optional<Value>> txn_map_prev;  // aligned with txn_ops; may end early
   Counter txn_start = 0;
   Counter txn_len = 0;

@@ -245,14 +245,6 @@ Op& Op::operator=(const Op& o) {
   return *this;
 }
 
-OpList& OpList::operator=(std::vector<Op>&& ops) {
-  clear();
-  reserve(ops.size());
-  for (Op& op : ops) new (end_++) Op(std::move(op));
-  ops.clear();
-  return *this;
-}
-
 void OpList::resize(size_t n) {
   while (size() > n) pop_back();
   reserve(n);

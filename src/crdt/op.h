@@ -303,15 +303,13 @@ class OpList {
     }
     return *this;
   }
-  // Moves the ops of `ops` in and leaves it empty (it keeps its capacity:
-  // the open transaction's vector is reused by the next keystroke).
-  OpList& operator=(std::vector<Op>&& ops);
   ~OpList() { release(); }
 
   Op* data() { return data_; }
   const Op* data() const { return data_; }
   size_t size() const { return static_cast<size_t>(end_ - data_); }
   bool empty() const { return end_ == data_; }
+  size_t capacity() const { return static_cast<size_t>(cap_end_ - data_); }
   Op* begin() { return data_; }
   Op* end() { return end_; }
   const Op* begin() const { return data_; }

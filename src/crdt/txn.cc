@@ -471,14 +471,15 @@ Status DocCore::commit(const CommitOptions& options) {
     record->start = start;
     record->end = start + len;
     record->origin = options.origin;
-    record->ops = txn_ops;
+    record->ops.assign(txn_ops.begin(), txn_ops.end());
     record->map_prev = std::move(txn_map_prev);
   }
   txn_map_prev.clear();
   txn_len = 0;
   const VersionVector before =
       local_update_subscribers.empty() ? VersionVector() : to_public(oplog_vv);
-  // The open ops move over in place (txn_ops keeps its capacity).
+  // Merged: the open ops move over one by one (txn_ops keeps its capacity);
+  // otherwise the new change takes txn_ops' array whole.
   const bool merged = prev != nullptr;
   if (merged) {
     prev->len += len;
@@ -487,7 +488,7 @@ Status DocCore::commit(const CommitOptions& options) {
     }
     txn_ops.clear();
     // Keep the storage for the next keystroke, not the peak of a huge txn.
-    if (txn_ops.capacity() > 64) std::vector<Op>().swap(txn_ops);
+    if (txn_ops.capacity() > 64) txn_ops = OpList();
     oplog_vv.set(self, prev->end());
     oplog_frontiers.assign(ID{peer, prev->end() - 1});
   }
@@ -500,7 +501,6 @@ Status DocCore::commit(const CommitOptions& options) {
     ch.msg = options.message;
     ch.timestamp = ts;
     ch.ops = std::move(txn_ops);
-    txn_ops.clear();
     append_change(std::move(ch));
   }
   if (merged)

@@ -248,18 +248,20 @@ TEST(OpList, OneOpInlineMoreOnTheHeap) {
   EXPECT_EQ(counters_of(moved), (std::vector<int>{9}));
 }
 
-TEST(OpList, AssignFromVectorLeavesItEmptyWithItsCapacity) {
-  std::vector<Op> txn;
-  for (int k = 0; k < 3; ++k) txn.push_back(numbered_op(k));
-  const size_t cap = txn.capacity();
-  OpList ops;
-  ops = std::move(txn);
-  EXPECT_EQ(counters_of(ops), (std::vector<int>{0, 1, 2}));
-  EXPECT_TRUE(txn.empty());
-  EXPECT_EQ(txn.capacity(), cap);
+TEST(OpList, MovingOutAHeapArrayLeavesTheInlineSlot) {
+  OpList txn;
+  EXPECT_EQ(txn.capacity(), 1u);  // the inline op
+  for (int k = 0; k < 70; ++k) txn.push_back(numbered_op(k));
+  EXPECT_GE(txn.capacity(), 70u);
+  OpList change = std::move(txn);  // a commit hands the array over whole
+  EXPECT_EQ(change.size(), 70u);
+  EXPECT_EQ(change[69].counter, 69);
+  EXPECT_EQ(txn.capacity(), 1u);
   txn.push_back(numbered_op(7));
-  ops = std::move(txn);
-  EXPECT_EQ(counters_of(ops), (std::vector<int>{7}));
+  EXPECT_EQ(counters_of(txn), (std::vector<int>{7}));
+  txn = OpList();  // drops a large array, as the merged commit does
+  EXPECT_TRUE(txn.empty());
+  EXPECT_EQ(txn.capacity(), 1u);
 }
 
 // Random operation sequences against a std::vector<Op> model (copies, moves,
