@@ -188,6 +188,10 @@ bool Seq::from_hint(uint32_t pos, Cur* out) const {
   const uint8_t bit = hint_.bit;
   Cur c = hint_.cur;
   uint32_t before = hint_.before;
+  // Each step passes at most one visible entity: a target further away than
+  // the walk's length cannot be reached (a cursor jump), so skip the walk.
+  if ((pos > before ? pos - before : before - pos) >= static_cast<uint32_t>(kHintSteps))
+    return false;
   // kVisBit flags are exact; a prepare flag only where its chunk says so.
   auto visible_at = [&](const Chunk& ch, uint32_t off) {
     if (bit == kVisBit || ch.pexact(off)) return (ch.flags[off] & bit) != 0;

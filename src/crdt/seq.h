@@ -323,7 +323,7 @@ class Seq {
   // Walks at most kHintSteps items from the hint to the pos-th visible entity
   // of its version; false when there is no hint or it is too far.
   bool from_hint(uint32_t pos, Cur* out) const;
-  static constexpr int kHintSteps = 32;
+  static constexpr int kHintSteps = 16;
   void set_hint(const DenseVv* vv, Cur c, uint32_t before) {
     normalize(c);
     hint_ = Hint{vv ? kPvisBit : kVisBit, c, before};
