@@ -27,6 +27,7 @@
 
 #include "gap_buffer.h"
 #include "trace_loader.h"
+#include "weft/base/allocator.h"
 #include "weft/crdt/doc.h"
 
 namespace weft::bench {
@@ -392,6 +393,9 @@ std::optional<std::filesystem::path> default_dir() {
 
 int main(int argc, char** argv) {
   using namespace weft::bench;
+  // As the weft executables do (src/cli/main.cc); the wasm peers keep their
+  // linear memory between repetitions too.
+  weft::keep_freed_memory_for_reuse();
   std::optional<std::filesystem::path> dir = default_dir();
   int reps = 3;
   std::string only;

@@ -3,8 +3,10 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command_registry.h"
+#include "weft/base/allocator.h"
 
 int main(int argc, char** argv) {
+  weft::keep_freed_memory_for_reuse();  // (the server and repeated loads reuse memory)
   CLI::App app{
       "weft: a workspace kernel of CRDT blocks for AI agents and the people beside them.\n"
       "Every file and every piece of agent memory is a block with full history,\n"
