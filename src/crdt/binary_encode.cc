@@ -1,8 +1,10 @@
 // Encoder of the weft binary format, version 2 (docs/formats/binary.md):
 // the changes since a version vector, written column by column so that
 // similar numbers sit together (deltas, runs) and zstd finds the rest.
+#include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 
 #include "crdt/binary_codec.h"
 #include "weft/base/utf.h"
@@ -24,6 +26,29 @@ int32_t expected_after(const Op& op) {
   }
 }
 
+// A cheap first test of extend_op(last, o), without changing `last`: false
+// means it would fail; true is certain for an insert, likely for a delete.
+bool may_extend(const Op& last, const Op& o) {
+  if (last.container != o.container || last.kind != o.kind ||
+      last.counter + last.atom_len() != o.counter) {
+    return false;
+  }
+  if (o.kind == OpKind::kTextInsert) return last.pos + int32_t(last.text.size()) == o.pos;
+  return o.kind == OpKind::kSeqDelete;
+}
+
+// extend_op(last, o), reading a one-unit delete as a forward one however it
+// was written (len 1 or -1 name the same unit; the keystroke path writes
+// either), so that deletes typed one by one join into their runs.
+bool join_op(Op& last, const Op& o) {
+  if (o.kind != OpKind::kSeqDelete || (o.len != -1 && last.len != -1)) return extend_op(last, o);
+  if (last.kind == OpKind::kSeqDelete && last.len == -1) last.len = 1;
+  if (o.len != -1) return extend_op(last, o);
+  Op one = o;
+  one.len = 1;
+  return extend_op(last, one);
+}
+
 bool is_positional(OpKind kind) {
   return kind == OpKind::kTextInsert || kind == OpKind::kListInsert || kind == OpKind::kSeqDelete ||
          kind == OpKind::kMark;
@@ -33,8 +58,22 @@ class ColumnWriter {
  public:
   explicit ColumnWriter(const DocCore& core) : core_(core) {}
 
-  void change(const Change& ch);
-  // Appends the tables, counts and columns to `out`.
+  // Adds the next change in op-log order. `lasting`: `ch` stays alive until
+  // finish() (a change of the op log, not a sliced copy).
+  //
+  // A change that Loro's merge rule lets the open change hold (same peer,
+  // counters contiguous, its one dep the author's previous op, within the
+  // doc's merge interval, same message; see DocCore::commit) joins it, and
+  // an op that continues the held one (typing on, deleting on) joins that:
+  // a history imported one keystroke at a time is written as the runs it
+  // is, so decoding and applying it later costs per run, not per keystroke.
+  void change(const Change& ch, bool lasting);
+  // Writes the open change: call after the last change(), before reading
+  // containers() or has_marks().
+  void end_changes() {
+    if (open_) close_change();
+  }
+  // Appends the tables, counts and columns to `out`. REQUIRES: end_changes().
   void finish(std::string& out);
 
   BinaryTables& tables() { return tables_; }
@@ -50,6 +89,15 @@ class ColumnWriter {
   bool has_marks() const { return marks_; }
 
  private:
+  // True when `ch` continues the open change under the merge rule.
+  bool continues_open(const Change& ch) const;
+  void open_change(const Change& ch);
+  // Writes the held op and the open change's op count.
+  void close_change();
+  // Holds `o` (joining it to the held op when it continues it), writing the
+  // op held before when it does not.
+  void hold_op(const Op& o, bool lasting);
+  void write_held_op();
   void op(const Op& op);
   void key(const std::string& k);
   void kind_run(uint64_t value);
@@ -66,9 +114,41 @@ class ColumnWriter {
   int64_t last_time_ = 0;
   uint64_t changes_ = 0, ops_ = 0;
   uint64_t run_value_ = 0, run_len_ = 0;
+  // The open change: its author's dense peer index, where it ends, its
+  // timestamp and message, and how many ops of it are written or held.
+  bool open_ = false;
+  uint32_t open_peer_ = 0;
+  Counter open_end_ = 0;
+  int64_t open_time_ = 0;
+  std::optional<std::string> open_msg_;
+  uint64_t open_ops_ = 0;
+  // The op not written yet (the next may continue it): an op of a lasting
+  // change (held_ptr_), or a copy once joined or when its change does not last.
+  const Op* held_ptr_ = nullptr;
+  std::optional<Op> held_copy_;
 };
 
-void ColumnWriter::change(const Change& ch) {
+bool ColumnWriter::continues_open(const Change& ch) const {
+  if (!open_ || ch.peer != open_peer_ || ch.counter != open_end_ || ch.deps.size() != 1 ||
+      ch.deps[0] != ID{core_.real_peer(ch.peer), ch.counter - 1} || ch.msg != open_msg_) {
+    return false;
+  }
+  // As for a commit: its time counts as at least that of the change it joins.
+  return std::max(ch.timestamp, open_time_) - open_time_ <= core_.merge_interval;
+}
+
+void ColumnWriter::change(const Change& ch, bool lasting) {
+  if (continues_open(ch)) {
+    open_end_ = ch.end();
+    peer_end_[tables_.peer(core_.real_peer(ch.peer))] = ch.end();
+  } else {
+    if (open_) close_change();
+    open_change(ch);
+  }
+  for (const Op& o : ch.ops) hold_op(o, lasting);
+}
+
+void ColumnWriter::open_change(const Change& ch) {
   const PeerId author = core_.real_peer(ch.peer);
   const uint32_t pi = tables_.peer(author);
   if (peer_end_.size() <= pi) peer_end_.resize(pi + 1, 0);
@@ -90,7 +170,6 @@ void ColumnWriter::change(const Change& ch) {
     }
   }
   peer_end_[pi] = ch.end();
-  put_uvarint(cols_[kColChangeOps], ch.ops.size());
   std::string& msg = cols_[kColChangeMsg];
   if (ch.msg) {
     put_uvarint(msg, ch.msg->size() + 1);
@@ -98,8 +177,43 @@ void ColumnWriter::change(const Change& ch) {
   } else {
     put_uvarint(msg, 0);
   }
-  for (const Op& o : ch.ops) op(o);
+  open_ = true;
+  open_peer_ = ch.peer;
+  open_end_ = ch.end();
+  open_time_ = ch.timestamp;
+  open_msg_ = ch.msg;
+  open_ops_ = 0;
+}
+
+void ColumnWriter::close_change() {
+  write_held_op();
+  put_uvarint(cols_[kColChangeOps], open_ops_);
+  open_ = false;
   ++changes_;
+}
+
+void ColumnWriter::hold_op(const Op& o, bool lasting) {
+  if (held_ptr_ && may_extend(*held_ptr_, o)) {
+    held_copy_ = *held_ptr_;  // (a delete, or an insert that o continues: worth the copy)
+    held_ptr_ = nullptr;
+  }
+  if (held_copy_ && join_op(*held_copy_, o)) return;
+  write_held_op();
+  ++open_ops_;
+  if (lasting)
+    held_ptr_ = &o;
+  else
+    held_copy_ = o;
+}
+
+void ColumnWriter::write_held_op() {
+  if (held_copy_) {
+    op(*held_copy_);
+    held_copy_.reset();
+  } else if (held_ptr_) {
+    op(*held_ptr_);
+  }
+  held_ptr_ = nullptr;
 }
 
 void ColumnWriter::kind_run(uint64_t value) {
@@ -191,11 +305,12 @@ std::string DocCore::export_binary(const VersionVector& from, bool snapshot, boo
     const Counter known = from.get(peer_ids[ch.peer]);
     if (ch.end() <= known) continue;
     if (known > ch.counter) {
-      w.change(slice_change(ch, known));
+      w.change(slice_change(ch, known), /*lasting=*/false);
     } else {
-      w.change(ch);
+      w.change(ch, /*lasting=*/true);
     }
   }
+  w.end_changes();
   // A snapshot carries the state when it is the op log's (attached, nothing
   // uncommitted) and plain (no style anchors).
   const bool with_state =

@@ -388,6 +388,47 @@ class OpList {
   alignas(Op) unsigned char inline_[sizeof(Op)];
 };
 
+// Extends delete run `last` by the delete of `len` units at `pos` starting at
+// id `start` (the caller checked container, kind and counter adjacency):
+// forward-deleting on at the same position, or backspacing on. Returns false
+// when the delete must stay a separate op.
+[[gnu::always_inline]] inline bool extend_delete(Op& last, int32_t pos, int32_t len,
+                                                 const ID& start) {
+  if (len > 0 && last.len > 0 && last.pos == pos && last.start_id.peer == start.peer &&
+      last.start_id.counter + last.len == start.counter) {
+    last.len += len;
+    return true;
+  }
+  // Backspace: one unit just left of what `last` deleted, whose id is just
+  // below it. The run keeps `pos` (its first unit) and counts down (len < 0);
+  // start_id stays the leftmost (lowest) id, as Loro writes it.
+  if (len == 1 && (last.len == 1 || last.len < 0)) {
+    const int32_t width = last.len < 0 ? -last.len : 1;
+    if (pos == last.pos - width && start.peer == last.start_id.peer &&
+        start.counter + 1 == last.start_id.counter) {
+      last.len = -(width + 1);
+      last.start_id = start;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Appends `o` to `last` when it simply continues it (same container, counters
+// adjacent): typing on at the end of an insert, forward-deleting on at the
+// same position, or backspacing on. Returns false when `o` must stay separate.
+inline bool extend_op(Op& last, const Op& o) {
+  if (last.container != o.container || last.kind != o.kind ||
+      last.counter + last.atom_len() != o.counter) {
+    return false;
+  }
+  if (o.kind == OpKind::kTextInsert && last.pos + int32_t(last.text.size()) == o.pos) {
+    last.text.append(o.text);
+    return true;
+  }
+  return o.kind == OpKind::kSeqDelete && extend_delete(last, o.pos, o.len, o.start_id);
+}
+
 // Drops the first `k` units of `op` (0 < k < atom_len()).
 Op slice_op(const Op& op, Counter k);
 
