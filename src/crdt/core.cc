@@ -174,6 +174,43 @@ void DocCore::append_change(Change&& ch) {
   changes.push_back(std::move(ch));
 }
 
+bool DocCore::joins_last(const Change& ch) const {
+  if (changes.empty()) return false;
+  const Change& last = changes.back();
+  if (last.peer != ch.peer || last.end() != ch.counter || ch.deps.size() != 1 ||
+      ch.deps[0] != ID{peer_ids[ch.peer], ch.counter - 1} || last.msg != ch.msg) {
+    return false;
+  }
+  return std::max(ch.timestamp, last.timestamp) - last.timestamp <= merge_interval;
+}
+
+size_t DocCore::join_last(Change&& ch) {
+  Change& last = changes.back();
+  const size_t first = last.ops.size();
+  last.len += ch.len;
+  for (Op& op : ch.ops) last.ops.push_back(std::move(op));
+  // The one dep is the author's previous op: the only frontier it can replace.
+  const PeerId author = peer_ids[ch.peer];
+  const ID head{author, last.end() - 1};
+  const std::vector<ID>& old_f = oplog_frontiers.ids();
+  if (old_f.size() == 1 && old_f[0] == ch.deps[0]) {
+    oplog_frontiers.assign(head);
+  } else {
+    oplog_frontiers.replace_seen(
+        head, [&](const ID& id) { return id.peer == author && id.counter < ch.counter; });
+  }
+  oplog_vv.extend(ch.peer, last.end());
+  return first;
+}
+
+bool DocCore::join_ops_at(size_t k) {
+  OpList& ops = changes.back().ops;
+  if (k == 0 || k >= ops.size() || !extend_op(ops[k - 1], ops[k])) return false;
+  for (size_t i = k; i + 1 < ops.size(); ++i) ops[i] = std::move(ops[i + 1]);
+  ops.pop_back();
+  return true;
+}
+
 Change DocCore::slice_change(const Change& ch, Counter from) const {
   if (from <= ch.counter) return ch;
   Change out;

@@ -137,13 +137,24 @@ class DocCore {
   // computes its lamport and deps_vv. Takes `ch` by rvalue reference: one move
   // (into the log) per change, not two.
   void append_change(Change&& ch);
+  // True when causally ready change `ch` may join the op log's last change
+  // under Loro's commit-merge rule (same author, counters contiguous, its
+  // only dep the author's previous op, within merge_interval, same message).
+  bool joins_last(const Change& ch) const;
+  // Appends the units and ops of `ch` (joins_last) to the log's last change
+  // as they are; returns the index of its first op there.
+  size_t join_last(Change&& ch);
+  // Joins op `k` of the log's last change to op k - 1 when it continues it
+  // (both applied already); returns whether it did.
+  bool join_ops_at(size_t k);
   // A copy of `ch` without its units below `from` (deps become its own previous op).
   Change slice_change(const Change& ch, Counter from) const;
 
   // ---- state
   ContainerState& container_state(State& s, uint32_t idx);
-  // Applies units [ch.counter, to) of `ch` to `s`.
-  Status apply_change(State& s, const Change& ch, Counter to);
+  // Applies units [ch.counter, to) of `ch` to `s`; from op `first_op` on
+  // when given (the ops before it are in `s` already).
+  Status apply_change(State& s, const Change& ch, Counter to, size_t first_op = 0);
   // Applies the first `n` units of `op` by dense peer `peer`; `lamport` is the
   // lamport of its first unit; `vv` its version (nullptr: the whole state).
   Status apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport, Counter n, DenseVv* vv);

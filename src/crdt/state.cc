@@ -173,10 +173,14 @@ Status DocCore::apply_plain(State& s, ContainerState& cs, const Op& op, uint32_t
   return Status();
 }
 
-Status DocCore::apply_change(State& s, const Change& ch, Counter to) {
-  // Fast path: the change's version is everything the state holds, so
-  // positions resolve on the current visible elements.
-  const bool fast = s.vv_total == ch.deps_total;
+Status DocCore::apply_change(State& s, const Change& ch, Counter to, size_t first_op) {
+  // Where applying starts: the change's first unit, or op first_op's (whose
+  // version is the change's with the author's entry raised to it).
+  if (first_op >= ch.ops.size()) return Status();
+  const Counter from = first_op == 0 ? ch.counter : ch.ops[first_op].counter;
+  // Fast path: the version is everything the state holds, so positions
+  // resolve on the current visible elements.
+  const bool fast = s.vv_total == ch.deps_total + (from - ch.counter);
   // The version the ops resolve in: DocCore::apply_vv's storage, taken for
   // the call (a nested apply_change, from materialize, takes an empty one).
   struct TakeVv {
@@ -187,13 +191,15 @@ Status DocCore::apply_change(State& s, const Change& ch, Counter to) {
   if (!fast) {
     const std::span<const int32_t> deps = deps_vv(ch);
     storage.vv.ends.assign(deps.begin(), deps.end());
+    storage.vv.extend(ch.peer, from);
   }
   DenseVv* vv = fast ? nullptr : &storage.vv;
   // The linear-history loop: runs of positional ops on one plain Text / List
   // go straight to apply_plain (same effects as apply_op's plain branch).
   ContainerState* plain_cs = nullptr;
   uint32_t plain_container = UINT32_MAX;
-  for (const Op& op : ch.ops) {
+  for (size_t k = first_op; k < ch.ops.size(); ++k) {
+    const Op& op = ch.ops[k];
     if (op.counter >= to) break;
     Counter n = std::min(op.atom_len(), to - op.counter);
     const bool positional = op.kind == OpKind::kTextInsert || op.kind == OpKind::kSeqDelete ||

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 
 #include "crdt/core.h"
 
@@ -49,6 +50,11 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
   const Frontiers old_frontiers = oplog_frontiers;
   std::vector<Change> old_pending = pending;
   const Frontiers from = state_frontiers;
+  // The log's last change may grow by joins (see joins_last): what a rollback
+  // restores of it.
+  const Counter old_last_len = changes.empty() ? 0 : changes.back().len;
+  const size_t old_last_ops = changes.empty() ? 0 : changes.back().ops.size();
+  std::optional<Op> old_last_op;  // its last op, once a join extends it
 
   std::vector<Change> cands = pending.empty() ? std::move(incoming) : std::move(pending);
   pending.clear();
@@ -112,9 +118,24 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
       progress = true;
       PeerId p = peer_ids[ch.peer];
       Counter start = ch.counter, end = ch.end();
-      append_change(std::move(ch));
-      if (apply_state) {
-        err = apply_change(*state, changes.back(), end);
+      if (joins_last(ch)) {
+        // Continuing the log's last change (a keystroke per update, as live
+        // sync sends them): stored as part of it, so the log holds typing
+        // runs, not a change per keystroke. Its ops go into the log first
+        // (an apply that builds the tracker replays the log).
+        const bool into_old = changes.size() == old_changes;
+        const size_t first = join_last(std::move(ch));
+        if (apply_state) err = apply_change(*state, changes.back(), end, first);
+        if (err.ok()) {
+          // (A copy of the old last op for a rollback: at most one per import.)
+          std::optional<Op> saved;
+          if (into_old && first == old_last_ops && !old_last_op)
+            saved = changes.back().ops[first - 1];
+          if (join_ops_at(first) && saved) old_last_op = std::move(saved);
+        }
+      } else {
+        append_change(std::move(ch));
+        if (apply_state) err = apply_change(*state, changes.back(), end);
       }
       add_span(status.success, p, start, end);
     }
@@ -128,6 +149,11 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
     // Roll back the op log and rebuild the state.
     for (size_t i = changes.size(); i > old_changes; --i) by_peer[changes[i - 1].peer].pop_back();
     changes.resize(old_changes);
+    if (!changes.empty()) {
+      changes.back().len = old_last_len;
+      changes.back().ops.resize(old_last_ops);
+      if (old_last_op) changes.back().ops.back() = std::move(*old_last_op);
+    }
     oplog_vv = old_vv;
     oplog_frontiers = old_frontiers;
     pending = std::move(old_pending);
