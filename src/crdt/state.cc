@@ -198,8 +198,8 @@ Status DocCore::apply_change(State& s, const Change& ch, Counter to, size_t firs
   // go straight to apply_plain (same effects as apply_op's plain branch).
   ContainerState* plain_cs = nullptr;
   uint32_t plain_container = UINT32_MAX;
-  for (size_t k = first_op; k < ch.ops.size(); ++k) {
-    const Op& op = ch.ops[k];
+  for (const Op* it = ch.ops.begin() + first_op; it != ch.ops.end(); ++it) {
+    const Op& op = *it;
     if (op.counter >= to) break;
     Counter n = std::min(op.atom_len(), to - op.counter);
     const bool positional = op.kind == OpKind::kTextInsert || op.kind == OpKind::kSeqDelete ||
