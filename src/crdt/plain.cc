@@ -10,8 +10,10 @@ namespace weft::crdt::detail {
 namespace {
 
 // A chunk with more id runs than this splits in two at its middle run (a
-// soft bound: searching a run scans from the nearest end or the last edit).
-constexpr size_t kMaxRuns = 32;
+// soft bound: searching a run scans from the nearest end or the last edit,
+// about two runs on average in the S1-S3 traces). 32 split chunks of
+// fragmented ids (S1-S3: ~18 runs per chunk) about as often as their bytes did.
+constexpr size_t kMaxRuns = 64;
 
 bool is_continuation_byte(char b) { return (static_cast<unsigned char>(b) & 0xC0) == 0x80; }
 
@@ -189,6 +191,10 @@ inline void PlainSeq::insert_at(uint32_t ci, size_t off, uint32_t peer, int32_t 
                                 size_t u16) {
   Chunk& c = *chunks_[ci];
   const size_t u8 = is_text_ ? m : n;
+  if (u8 > chunk_max() / 2 && c.u8 + u8 > chunk_max()) {
+    insert_bulk(ci, off, peer, counter, bytes, m, values, n, u16);
+    return;
+  }
   if (is_text_)
     c.text.insert(offset_of(c, off), bytes, m);
   else
@@ -217,15 +223,10 @@ inline void PlainSeq::insert_at(uint32_t ci, size_t off, uint32_t peer, int32_t 
   }
 }
 
-void PlainSeq::split_runs(uint32_t ci) {
-  hint_chunk_ = nullptr;
-  Chunk& c = *chunks_[ci];
-  const size_t mid = c.runs.size() / 2;
-  size_t units = 0;
-  for (size_t r = 0; r < mid; ++r) units += c.runs[r].len;
-  const size_t at = offset_of(c, units);  // byte (Text) or value (List) offset
+PlainSeq::Chunk* PlainSeq::move_tail(Chunk& c, size_t off) {
+  const size_t at = offset_of(c, off);  // byte (Text) or value (List) offset
   Chunk* t = new_chunk();
-  t->n = static_cast<uint32_t>(c.n - units);
+  t->n = static_cast<uint32_t>(c.n - off);
   t->u8 = static_cast<uint32_t>(c.u8 - at);
   t->u16 = t->n;
   if (is_text_) {
@@ -238,11 +239,88 @@ void PlainSeq::split_runs(uint32_t ci) {
     t->values.assign(c.values.begin() + static_cast<ptrdiff_t>(at), c.values.end());
     c.values.resize(at);
   }
-  t->runs.assign(c.runs.begin() + static_cast<ptrdiff_t>(mid), c.runs.end());
-  c.runs.resize(mid);
   c.n -= t->n;
   c.u16 -= t->u16;
   c.u8 -= t->u8;
+  return t;
+}
+
+void PlainSeq::insert_bulk(uint32_t ci, size_t off, uint32_t peer, int32_t counter,
+                           const char* bytes, size_t m, const uint32_t* values, size_t n,
+                           size_t u16) {
+  hint_chunk_ = nullptr;
+  Chunk& c = *chunks_[ci];
+  const size_t old_count = chunks_.size();
+  // The units after `off` move to a chunk of their own (appended to chunks_
+  // here, rotated into place at the end like the source's chunks).
+  Chunk* tail = nullptr;
+  if (off < c.n) {
+    size_t start = 0;
+    const size_t r = find_run(c.runs, c.n, off, RunPos{}, &start);
+    tail = move_tail(c, off);
+    size_t keep = r;
+    if (off > start) {  // run r splits at `off`
+      const IdRun& cur = c.runs[r];
+      tail->runs.push_back(IdRun{cur.peer, cur.counter + static_cast<int32_t>(off - start),
+                                 static_cast<uint32_t>(cur.len - (off - start))});
+      c.runs[r].len = static_cast<uint32_t>(off - start);
+      keep = r + 1;
+      tail->runs.insert(tail->runs.end(), c.runs.begin() + static_cast<ptrdiff_t>(r + 1),
+                        c.runs.end());
+    } else {
+      tail->runs.assign(c.runs.begin() + static_cast<ptrdiff_t>(r), c.runs.end());
+    }
+    c.runs.resize(keep);
+  }
+  // The source in pieces: `ci` up to half a chunk first, then new chunks.
+  const size_t piece = chunk_max() / 2;
+  const size_t size = is_text_ ? m : n;
+  const bool one_per_unit = size == n;  // a List, or ASCII text
+  size_t a = 0;                         // source bytes (Text) or values (List) placed
+  size_t units_done = 0;
+  for (Chunk* t = &c; a < size; t = nullptr) {
+    const size_t room = t == nullptr ? piece : c.u8 < piece ? piece - c.u8 : 0;
+    if (room == 0) continue;
+    size_t b = std::min(size, a + room);
+    if (!one_per_unit) {
+      while (b < size && is_continuation_byte(bytes[b])) ++b;
+    }
+    size_t astral = 0;
+    const size_t units = one_per_unit ? b - a : count_units(bytes + a, b - a, &astral);
+    if (t == nullptr) {
+      t = new_chunk();
+      chunks_.push_back(t);
+    }
+    if (is_text_)
+      t->text.append(std::string_view(bytes + a, b - a));
+    else
+      t->values.insert(t->values.end(), values + a, values + b);
+    append_run(t->runs, IdRun{peer, counter + static_cast<int32_t>(units_done),
+                              static_cast<uint32_t>(units)});
+    t->n += static_cast<uint32_t>(units);
+    t->u16 += static_cast<uint32_t>(units + astral);
+    t->u8 += static_cast<uint32_t>(b - a);
+    units_done += units;
+    a = b;
+  }
+  if (tail != nullptr) chunks_.push_back(tail);
+  std::rotate(chunks_.begin() + ci + 1, chunks_.begin() + static_cast<ptrdiff_t>(old_count),
+              chunks_.end());
+  total_n_ += n;
+  total_u16_ += u16;
+  total_u8_ += size;
+  if (c.runs.size() > kMaxRuns) split_runs(ci);
+}
+
+void PlainSeq::split_runs(uint32_t ci) {
+  hint_chunk_ = nullptr;
+  Chunk& c = *chunks_[ci];
+  const size_t mid = c.runs.size() / 2;
+  size_t units = 0;
+  for (size_t r = 0; r < mid; ++r) units += c.runs[r].len;
+  Chunk* t = move_tail(c, units);
+  t->runs.assign(c.runs.begin() + static_cast<ptrdiff_t>(mid), c.runs.end());
+  c.runs.resize(mid);
   chunks_.insert(chunks_.begin() + ci + 1, t);
 }
 

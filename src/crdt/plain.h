@@ -260,9 +260,19 @@ class PlainSeq {
   // `off` of chunk `ci` and splits it when it grows past chunk_max().
   void insert_at(uint32_t ci, size_t off, uint32_t peer, int32_t counter, const char* bytes,
                  size_t m, const uint32_t* values, size_t n, size_t u16);
+  // insert_at's case for an insert of more than half a chunk that overflows
+  // chunk `ci`: the units after `off` move to a chunk of their own, `ci`
+  // fills up to half a chunk from the source, and the rest of the source
+  // becomes new chunks of half a chunk each, each copied once from the source
+  // (not into `ci` and out again by split). Same arguments as insert_at.
+  void insert_bulk(uint32_t ci, size_t off, uint32_t peer, int32_t counter, const char* bytes,
+                   size_t m, const uint32_t* values, size_t n, size_t u16);
   // Splits the oversize chunk `ci` into pieces of chunk_max() / 2 (cut at
   // character boundaries), the first staying at `ci`.
   void split(uint32_t ci);
+  // A new chunk holding units [off, c.n) of `c` (contents and counts, not
+  // ids), which keeps units [0, off). The caller moves the ids.
+  Chunk* move_tail(Chunk& c, size_t off);
   // Splits chunk `ci` in two at its middle id run, so that run searches
   // inside a chunk stay short however fragmented its ids are.
   void split_runs(uint32_t ci);

@@ -234,6 +234,42 @@ TEST(PlainSeqModel, ChunkSpanningEraseKeepsCountsAndIds) {
   EXPECT_EQ(runs[1].counter, 9007);
 }
 
+TEST(PlainSeqModel, LargePasteIntoAChunkKeepsItsNeighboursIds) {
+  // A paste of many chunks' worth (the bulk insert path) into the middle of
+  // a chunk, at its start and at the end: the text reads back, and the ids
+  // are the head's, the paste's and the tail's, each one run.
+  for (const bool text : {true, false}) {
+    for (const uint32_t at : {0u, 37u, 100u}) {
+      PlainSeq seq(text);
+      std::vector<uint32_t> head(100), paste(3000);
+      for (uint32_t k = 0; k < head.size(); ++k) head[k] = 'a' + k % 26;
+      for (uint32_t k = 0; k < paste.size(); ++k) paste[k] = k % 7 == 0 ? 0x1F600 : 0xE9;
+      ASSERT_TRUE(seq.insert(1, 0, 0, head.data(), head.size()).ok());
+      ASSERT_TRUE(seq.insert(2, 0, at, paste.data(), paste.size()).ok());
+      std::vector<uint32_t> want = head;
+      want.insert(want.begin() + at, paste.begin(), paste.end());
+      EXPECT_EQ(seq.visible_contents(), want);
+      EXPECT_EQ(seq.visible_units(), want.size());
+      if (text) {
+        EXPECT_EQ(seq.utf16_len(), want.size() + (paste.size() + 6) / 7);
+        EXPECT_EQ(seq.to_utf8().size(), seq.utf8_len());
+      }
+      const auto runs = seq.unit_runs(0, want.size());
+      std::vector<std::pair<uint32_t, int32_t>> got;  // (peer, counter) of each run
+      for (const auto& run : runs) got.emplace_back(run.peer, run.counter);
+      std::vector<std::pair<uint32_t, int32_t>> expect;
+      if (at > 0) expect.emplace_back(1u, 0);
+      expect.emplace_back(2u, 0);
+      if (at < head.size()) expect.emplace_back(1u, static_cast<int32_t>(at));
+      EXPECT_EQ(got, expect);
+      uint32_t peer = 0;
+      int32_t counter = 0;
+      EXPECT_GE(seq.id_at(at + 2999, &peer, &counter), 1u);
+      EXPECT_EQ(std::make_pair(peer, counter), std::make_pair(2u, 2999));
+    }
+  }
+}
+
 TEST(PlainSeqModel, FragmentedIdsStayFindable) {
   // Typing backwards (each character before the last) gives every unit its
   // own id run, so chunks split on their run count; erasing every other unit
