@@ -67,7 +67,11 @@ for name, row in weft.items():
         "dt_over_weft": ratio(peer.get("dt_ms"), row.get("weft_ms")),
         "loro_over_weft": ratio(peer.get("loro_ms"), row.get("weft_ms")),
         # bars: dt/weft >= 2 and loro/weft >= 10 (merge into an empty doc)
+        # (like for like: dt's merge from bytes against weft's, dt's checkout of
+        # an op log in memory against weft's; dt_merge_over_weft mixes the two)
         "dt_merge_over_weft": ratio(peer.get("dt_merge_ms"), row.get("merge_ms")),
+        "dt_bytes_merge_over_weft": ratio(peer.get("dt_merge_from_bytes_ms"), row.get("merge_ms")),
+        "dt_merge_over_weft_replay": ratio(peer.get("dt_merge_ms"), row.get("replay_ms")),
         "loro_merge_over_weft": ratio(peer.get("loro_merge_ms"), row.get("merge_ms")),
         # bar: weft/dt <= 1 (full-history encoding)
         "bytes_over_dt": ratio(row.get("encoded_bytes"), peer.get("dt_bytes")),

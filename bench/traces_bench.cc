@@ -9,7 +9,9 @@
 // (`valgrind --tool=callgrind weft loro merge DIR/NAME.weft`).
 // DIR defaults to $WEFT_SHARED_DIR/data/traces, else ../shared/data/traces.
 // Fields: trace, group, patches, weft_ms (local replay, one commit per txn),
-// floor_ms (gap buffer), merge_ms (all txns imported into an empty doc),
+// floor_ms (gap buffer), merge_ms (all txns imported into an empty doc, from
+// their encoded bytes), replay_ms (the same merge from the op log already in
+// memory: checkout of the whole history, as diamond-types' oplog.checkout()),
 // build_ms (constructing the concurrent history, not a bar), encoded_bytes
 // (snapshot with full history), updates_bytes, load_ms (snapshot -> text),
 // live_bytes (heap held by the replayed doc), peak_rss_kb, correct, and
@@ -373,6 +375,21 @@ Json bench_trace(const Trace& trace, int reps) {
       row["merge_correct"] = ok;
       if (!status.ok()) row["error"] = "merge: " + status.to_string();
       correct = correct && ok;
+      if (ok) {
+        // The merge without decoding: the whole history replayed from the op
+        // log into a new state (what diamond-types' dt_merge_ms times).
+        crdt::Doc loaded;
+        Status replayed = loaded.import(updates).status();
+        std::string replay_text;
+        row["replay_ms"] = best_of(reps, [&] {
+          if (!replayed.ok()) return;
+          replayed = loaded.checkout(loaded.oplog_frontiers());
+          replay_text = loaded.get_text("text").to_string();
+        });
+        const bool replay_ok = replayed.ok() && replay_text == trace.end_content;
+        if (!replay_ok) row["error"] = "replay: " + replayed.to_string();
+        correct = correct && replay_ok;
+      }
       if (!sequential) measure_snapshot(*merged, reps, row);
     }
   }

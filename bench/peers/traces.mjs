@@ -304,6 +304,9 @@ function benchTrace(file, reps) {
     try {
       const oplog = dtBuildHistory(trace.txns);
       let textOut = '';
+      // dt_merge_ms: diamond-types' Eg-walker replay of an op log already in
+      // memory (no decoding; weft's replay_ms is the like-for-like figure);
+      // dt_merge_from_bytes_ms: decoding the encoded history too (weft's merge_ms).
       row.dt_merge_ms = bestOf(reps, () => {
         const branch = oplog.checkout();
         textOut = branch.get();
