@@ -272,14 +272,20 @@ void PlainSeq::insert_bulk(uint32_t ci, size_t off, uint32_t peer, int32_t count
     }
     c.runs.resize(keep);
   }
-  // The source in pieces: `ci` up to half a chunk first, then new chunks.
+  // The source in pieces: `ci` up to half a chunk first, then new chunks of
+  // equal size (half a chunk to a chunk, as split makes them).
   const size_t piece = chunk_max() / 2;
   const size_t size = is_text_ ? m : n;
   const bool one_per_unit = size == n;  // a List, or ASCII text
   size_t a = 0;                         // source bytes (Text) or values (List) placed
   size_t units_done = 0;
+  size_t each = 0;  // the new chunks' size, once `ci` is filled
   for (Chunk* t = &c; a < size; t = nullptr) {
-    const size_t room = t == nullptr ? piece : c.u8 < piece ? piece - c.u8 : 0;
+    if (t == nullptr && each == 0) {
+      const size_t count = std::max<size_t>(1, (size - a) / piece);
+      each = (size - a + count - 1) / count;
+    }
+    const size_t room = t == nullptr ? each : c.u8 < piece ? piece - c.u8 : 0;
     if (room == 0) continue;
     size_t b = std::min(size, a + room);
     if (!one_per_unit) {
@@ -327,8 +333,12 @@ void PlainSeq::split_runs(uint32_t ci) {
 void PlainSeq::split(uint32_t ci) {
   hint_chunk_ = nullptr;
   Chunk& c = *chunks_[ci];
-  const size_t piece = chunk_max() / 2;
-  const size_t size = c.u8;               // bytes of a Text, units of a List
+  const size_t size = c.u8;  // bytes of a Text, units of a List (> chunk_max())
+  // Equal pieces of at least half a chunk: a chunk one byte over full makes
+  // two halves, not two halves and a one-byte chunk that the next erase
+  // nearby merges away again.
+  const size_t count = std::max<size_t>(2, size / (chunk_max() / 2));
+  const size_t piece = (size + count - 1) / count;
   const bool one_per_unit = c.u8 == c.n;  // a List, or ASCII text
   auto next_cut = [&](size_t a) {
     size_t b = std::min(size, a + piece);

@@ -267,8 +267,8 @@ class PlainSeq {
   // (not into `ci` and out again by split). Same arguments as insert_at.
   void insert_bulk(uint32_t ci, size_t off, uint32_t peer, int32_t counter, const char* bytes,
                    size_t m, const uint32_t* values, size_t n, size_t u16);
-  // Splits the oversize chunk `ci` into pieces of chunk_max() / 2 (cut at
-  // character boundaries), the first staying at `ci`.
+  // Splits the oversize chunk `ci` into equal pieces of chunk_max() / 2 to
+  // chunk_max() (cut at character boundaries), the first staying at `ci`.
   void split(uint32_t ci);
   // A new chunk holding units [off, c.n) of `c` (contents and counts, not
   // ids), which keeps units [0, off). The caller moves the ids.
