@@ -529,61 +529,6 @@ size_t PlainSeq::id_at(size_t pos, uint32_t* peer, int32_t* counter) const {
   return run.len - (off - start);
 }
 
-std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
-  std::vector<Seq::Run> runs;
-  to = std::min(to, total_n_);
-  if (from >= to) return runs;
-  runs.reserve(8);  // one allocation for the usual few runs, not 1, 2, 4, 8
-  seek_unit(from + 1);
-  // The first chunk's runs are searched from the nearest known boundary.
-  const Chunk& first = *chunks_[cache_.ci];
-  size_t start = 0;
-  size_t r = find_run(first.runs, first.n, from - cache_.n,
-                      &first == hint_chunk_ ? hint_ : RunPos{}, &start);
-  size_t unit = cache_.n + start;  // first unit of the run being looked at
-  for (size_t ci = cache_.ci; ci < chunks_.size() && unit < to; ++ci, r = 0) {
-    const std::vector<IdRun>& cr = chunks_[ci]->runs;
-    for (; r < cr.size(); ++r) {
-      const IdRun& run = cr[r];
-      const size_t end = unit + run.len;
-      const size_t lo = std::max(unit, from), hi = std::min(end, to);
-      const int32_t counter = run.counter + static_cast<int32_t>(lo - unit);
-      Seq::Run* last = runs.empty() ? nullptr : &runs.back();
-      if (last && last->peer == run.peer && last->counter + int32_t(last->len) == counter) {
-        last->len += static_cast<uint32_t>(hi - lo);
-      } else {
-        runs.push_back(
-            Seq::Run{static_cast<uint32_t>(lo), static_cast<uint32_t>(hi - lo), run.peer, counter});
-      }
-      unit = end;
-      if (unit >= to) break;
-    }
-  }
-  return runs;
-}
-
-inline size_t PlainSeq::find_run(const std::vector<IdRun>& runs, size_t chunk_units, size_t off,
-                                 RunPos hint, size_t* start) {
-  // Scan from the boundary nearest to `off`: the chunk's start, its end, or
-  // the hint (where the last edit was).
-  size_t r = 0, at = 0;
-  const size_t to_hint = off >= hint.start ? off - hint.start : hint.start - off;
-  if (to_hint < off && to_hint < chunk_units - off) {
-    r = hint.run;
-    at = hint.start;
-  } else if (off * 2 > chunk_units) {
-    r = runs.size();
-    at = chunk_units;
-  }
-  if (at <= off) {
-    while (r < runs.size() && off >= at + runs[r].len) at += runs[r++].len;
-  } else {
-    while (at > off) at -= runs[--r].len;
-  }
-  *start = at;
-  return r;
-}
-
 void PlainSeq::append_run(std::vector<IdRun>& runs, const IdRun& r) {
   if (!runs.empty()) {
     IdRun& last = runs.back();

@@ -315,6 +315,28 @@ class PlainSeq {
   size_t total_n_ = 0, total_u16_ = 0, total_u8_ = 0;
 };
 
+inline size_t PlainSeq::find_run(const std::vector<IdRun>& runs, size_t chunk_units, size_t off,
+                                 RunPos hint, size_t* start) {
+  // Scan from the boundary nearest to `off`: the chunk's start, its end, or
+  // the hint (where the last edit was).
+  size_t r = 0, at = 0;
+  const size_t to_hint = off >= hint.start ? off - hint.start : hint.start - off;
+  if (to_hint < off && to_hint < chunk_units - off) {
+    r = hint.run;
+    at = hint.start;
+  } else if (off * 2 > chunk_units) {
+    r = runs.size();
+    at = chunk_units;
+  }
+  if (at <= off) {
+    while (r < runs.size() && off >= at + runs[r].len) at += runs[r++].len;
+  } else {
+    while (at > off) at -= runs[--r].len;
+  }
+  *start = at;
+  return r;
+}
+
 }  // namespace weft::crdt::detail
 
 #endif  // WEFT_SRC_CRDT_PLAIN_H_

@@ -1,5 +1,7 @@
-// The plain state's read side (see plain.h): its contents and position
-// conversions (split from plain.cc, which keeps the edits and id lookups).
+// The plain state's read side (see plain.h): its contents, id runs and
+// position conversions (split from plain.cc, which keeps the edits).
+#include <algorithm>
+
 #include "crdt/plain.h"
 #include "weft/base/utf.h"
 
@@ -28,6 +30,39 @@ std::string PlainSeq::to_utf8() const {
   out.reserve(total_u8_);
   for (const Chunk* c : chunks_) out += c->text;
   return out;
+}
+
+std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
+  std::vector<Seq::Run> runs;
+  to = std::min(to, total_n_);
+  if (from >= to) return runs;
+  runs.reserve(8);  // one allocation for the usual few runs, not 1, 2, 4, 8
+  seek_unit(from + 1);
+  // The first chunk's runs are searched from the nearest known boundary.
+  const Chunk& first = *chunks_[cache_.ci];
+  size_t start = 0;
+  size_t r = find_run(first.runs, first.n, from - cache_.n,
+                      &first == hint_chunk_ ? hint_ : RunPos{}, &start);
+  size_t unit = cache_.n + start;  // first unit of the run being looked at
+  for (size_t ci = cache_.ci; ci < chunks_.size() && unit < to; ++ci, r = 0) {
+    const std::vector<IdRun>& cr = chunks_[ci]->runs;
+    for (; r < cr.size(); ++r) {
+      const IdRun& run = cr[r];
+      const size_t end = unit + run.len;
+      const size_t lo = std::max(unit, from), hi = std::min(end, to);
+      const int32_t counter = run.counter + static_cast<int32_t>(lo - unit);
+      Seq::Run* last = runs.empty() ? nullptr : &runs.back();
+      if (last && last->peer == run.peer && last->counter + int32_t(last->len) == counter) {
+        last->len += static_cast<uint32_t>(hi - lo);
+      } else {
+        runs.push_back(
+            Seq::Run{static_cast<uint32_t>(lo), static_cast<uint32_t>(hi - lo), run.peer, counter});
+      }
+      unit = end;
+      if (unit >= to) break;
+    }
+  }
+  return runs;
 }
 
 Result<Seq::Boundary> PlainSeq::locate(size_t n, int kind) const {
