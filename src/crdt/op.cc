@@ -254,14 +254,16 @@ void OpList::resize(size_t n) {
 void OpList::grow(size_t n) {
   const size_t cap = std::max<size_t>(n, 2 * static_cast<size_t>(cap_end_ - data_));
   Op* grown = static_cast<Op*>(::operator new(cap * sizeof(Op)));
-  Op* to = grown;
-  for (Op* from = data_; from != end_; ++from, ++to) {
-    new (to) Op(std::move(*from));
-    from->~Op();
-  }
+  // An Op is trivially relocatable (its text and extra are owning pointers or
+  // inline bytes, nothing points into the op itself): its bytes move as one
+  // block and the old copies are dropped without running their destructors.
+  // (A many-op transaction doubles its list ~17 times on S2.)
+  const size_t n_ops = size();
+  if (n_ops)
+    std::memcpy(static_cast<void*>(grown), static_cast<const void*>(data_), n_ops * sizeof(Op));
   if (!is_inline()) ::operator delete(data_);
   data_ = grown;
-  end_ = to;
+  end_ = grown + n_ops;
   cap_end_ = grown + cap;
 }
 

@@ -270,20 +270,34 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
   open_txn();
   const Counter counter = txn_start + txn_len;
   if (gathering) touch(idx);
-  Status st = cs.plain->insert_utf8(self, counter, static_cast<uint32_t>(pos), utf8, n);
-  if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
-  advance_vv(*state, self, counter + static_cast<Counter>(n));
-  txn_len += static_cast<Counter>(n);
   // The open txn's last op ends at `counter`, so adjacency is the position.
+  Op* run = nullptr;
   if (!txn_ops.empty()) {
     Op& last = txn_ops.back();
     if (last.kind == OpKind::kTextInsert && last.container == idx &&
         last.pos + static_cast<int32_t>(last.text.size()) == pos) {
-      last.text.append_utf8(utf8, n);
-      return Status();
+      run = &last;
     }
   }
-  new_txn_op(txn_ops, OpKind::kTextInsert, idx, counter, pos).text.append_utf8(utf8, n);
+  // Typing on within a many-op transaction (one ASCII character where the
+  // last insert ended): the plain state's typing lane takes it in place, as
+  // for a direct keystroke (PlainSeq::lane_type; insert_utf8 otherwise).
+  // fast_commit: the tests clear it to compare with the general path.
+  if (!(run && utf8.size() == 1 && fast_commit &&
+        cs.plain->lane_type(self, counter, static_cast<size_t>(pos), utf8[0]))) {
+    Status st = cs.plain->insert_utf8(self, counter, static_cast<uint32_t>(pos), utf8, n);
+    if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
+  }
+  advance_vv(*state, self, counter + static_cast<Counter>(n));
+  txn_len += static_cast<Counter>(n);
+  if (run) {
+    run->text.append_utf8(utf8, n);
+    return Status();
+  }
+  // A new op's text longer than the inline bytes goes into the doc's text
+  // pool (one bump, not a malloc per pasted or retyped word); the op never
+  // leaves this doc but as a copy, which owns its bytes.
+  new_txn_op(txn_ops, OpKind::kTextInsert, idx, counter, pos).text.init_utf8(utf8, n, text_pool);
   return Status();
 }
 

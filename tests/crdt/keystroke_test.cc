@@ -381,6 +381,50 @@ RC_GTEST_PROP(KeystrokeCommit, MultiRunDeleteMatchesGeneralPath, ()) {
   expect_same(fast, slow);
 }
 
+// A whole session as one transaction (the S2 / S3 one-txn replay): typing,
+// pastes, backspace and forward-delete bursts and range deletes at a moving
+// cursor on a text spanning several plain-state chunks, without a commit
+// until the end (sometimes a reader or another container in between). The
+// open transaction's shortcuts (the plain lane for typing on and for
+// one-unit deletes, pooled texts of new ops, the list's relocation as it
+// grows) leave the same text, ops, changes and exports as the general path.
+RC_GTEST_PROP(KeystrokeCommit, OneTransactionMatchesGeneralPath, ()) {
+  Replica fast(true), slow(false);
+  const size_t start_len = *rc::gen::inRange<size_t>(0, 1400);
+  std::string start;
+  for (size_t k = 0; k < start_len; ++k)
+    start += k % 211 == 17 ? "é" : std::string(1, static_cast<char>('a' + k % 26));
+  for (Replica* rep : {&fast, &slow}) {
+    RC_ASSERT(rep->doc.get_text("t").insert(0, start).ok());
+    RC_ASSERT(rep->doc.commit().ok());
+    rep->doc.set_auto_commit(false);
+    rep->cursor = start_len / 3;
+    // A first op in another container opens the transaction on the general
+    // path (a keystroke first would go direct into the committed change).
+    RC_ASSERT(rep->doc.get_map("m").set("k", Value(int64_t{1})).ok());
+  }
+  const int bursts = *rc::gen::inRange(1, 40);
+  for (int b = 0; b < bursts; ++b) {
+    const int pick = *rc::gen::inRange(0, 14);
+    const int repeat = *rc::gen::inRange(1, 200);
+    Step step;
+    // 0: typing single ASCII keys; 4: a random piece (pastes leave the inline text).
+    step.kind = pick < 4 ? 0 : pick < 6 ? 6 : pick < 8 ? 7 : pick < 10 ? 5 : pick == 10 ? 4 : 8;
+    if (pick == 13) step.kind = *rc::gen::element(13, 14, 21);
+    step.s = *rc::gen::arbitrary<uint32_t>();
+    const bool burst = step.kind == 0 || step.kind == 4 || step.kind == 6 || step.kind == 7;
+    for (int k = 0; k < (burst ? repeat : 1); ++k) {
+      step.r = step.kind == 0 ? static_cast<uint32_t>(k % 3) : *rc::gen::arbitrary<uint32_t>();
+      apply(fast, step, "");
+      apply(slow, step, "");
+    }
+    RC_ASSERT(fast.doc.get_text("t").to_string() == slow.doc.get_text("t").to_string());
+  }
+  RC_ASSERT(fast.doc.commit().ok());
+  RC_ASSERT(slow.doc.commit().ok());
+  expect_same(fast, slow);
+}
+
 TEST(KeystrokeCommit, TypingExtendsOneChangeInPlace) {
   Doc doc(3);
   TextRef text = doc.get_text("t");
