@@ -227,6 +227,11 @@ class DocCore {
   // once, then records each run; only without events or observers).
   Status local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, int32_t n,
                           uint32_t id_peer, int32_t id_counter, bool erase = true);
+  // Deletes the one unit at `pos` of plain container `idx` in place when the
+  // plain state's lane can (PlainSeq::lane_erase_one), recorded as
+  // local_delete_run does; false with nothing changed otherwise. Only without
+  // events or observers (the value before the edit is taken before erasing).
+  bool local_erase_one(uint32_t idx, ContainerState& cs, size_t pos, Status* st);
   // Errors: kFailedPrecondition when the doc is detached. Inline: every
   // keystroke asks.
   Status check_editable(uint32_t container) const {

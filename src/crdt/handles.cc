@@ -199,6 +199,10 @@ Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
   if (len == 0) return Status();
   if (cs.plain && cs.plain->ids_known() && to > from && to - from <= INT32_MAX) {
     // The common case: the range's ids are one run (no run list, no generic op).
+    // One unit in an open many-op transaction (lane_erase did not apply):
+    // found and dropped in one step when the plain state's lane can.
+    if (Status st; to - from == 1 && core_->local_erase_one(idx, cs, from, &st))
+      return finish(*core_, std::move(st));
     uint32_t id_peer = 0;
     int32_t id_counter = 0;
     if (cs.plain->id_at(from, &id_peer, &id_counter) >= to - from) {

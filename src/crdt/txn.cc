@@ -334,6 +334,15 @@ Status DocCore::local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, 
   return Status();
 }
 
+bool DocCore::local_erase_one(uint32_t idx, ContainerState& cs, size_t pos, Status* st) {
+  if (!fast_commit || gathering || has_subscribers() || pos > INT32_MAX) return false;
+  uint32_t id_peer = 0;
+  int32_t id_counter = 0;
+  if (!cs.plain->lane_erase_one(pos, &id_peer, &id_counter)) return false;
+  *st = local_delete_run(idx, cs, static_cast<int32_t>(pos), 1, id_peer, id_counter, false);
+  return true;
+}
+
 void DocCore::direct_delete(uint32_t idx, int32_t pos, int32_t n, const ID& start) {
   Change& last = changes.back();
   const Counter counter = last.end();
