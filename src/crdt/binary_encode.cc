@@ -1,7 +1,6 @@
 // Encoder of the weft binary format, version 2 (docs/formats/binary.md):
 // the changes since a version vector, written column by column so that
 // similar numbers sit together (deltas, runs) and zstd finds the rest.
-#include <algorithm>
 #include <array>
 #include <cstring>
 #include <optional>
@@ -129,12 +128,9 @@ class ColumnWriter {
 };
 
 bool ColumnWriter::continues_open(const Change& ch) const {
-  if (!open_ || ch.peer != open_peer_ || ch.counter != open_end_ || ch.deps.size() != 1 ||
-      ch.deps[0] != ID{core_.real_peer(ch.peer), ch.counter - 1} || ch.msg != open_msg_) {
-    return false;
-  }
-  // As for a commit: its time counts as at least that of the change it joins.
-  return std::max(ch.timestamp, open_time_) - open_time_ <= core_.merge_interval;
+  return open_ && ch.peer == open_peer_ && ch.counter == open_end_ && ch.deps.size() == 1 &&
+         ch.deps[0] == ID{core_.real_peer(ch.peer), ch.counter - 1} &&
+         core_.merge_rule_allows(open_time_, open_msg_, ch.timestamp, ch.msg);
 }
 
 void ColumnWriter::change(const Change& ch, bool lasting) {

@@ -177,11 +177,9 @@ void DocCore::append_change(Change&& ch) {
 bool DocCore::joins_last(const Change& ch) const {
   if (changes.empty()) return false;
   const Change& last = changes.back();
-  if (last.peer != ch.peer || last.end() != ch.counter || ch.deps.size() != 1 ||
-      ch.deps[0] != ID{peer_ids[ch.peer], ch.counter - 1} || last.msg != ch.msg) {
-    return false;
-  }
-  return std::max(ch.timestamp, last.timestamp) - last.timestamp <= merge_interval;
+  return last.peer == ch.peer && last.end() == ch.counter && ch.deps.size() == 1 &&
+         ch.deps[0] == ID{peer_ids[ch.peer], ch.counter - 1} &&
+         merge_rule_allows(last.timestamp, last.msg, ch.timestamp, ch.msg);
 }
 
 size_t DocCore::join_last(Change&& ch) {

@@ -289,13 +289,21 @@ class DocCore {
     publish_into(last);
     return true;
   }
+  // The time and message half of Loro's commit-merge rule, shared by
+  // commits, imports (joins_last) and the encoder: a change stamped `time`
+  // with message `msg` may join one stamped `last_time` with `last_msg` when
+  // it is within merge_interval of it (an earlier time counts as last_time)
+  // and the messages are equal.
+  bool merge_rule_allows(int64_t last_time, const std::optional<std::string>& last_msg,
+                         int64_t time, const std::optional<std::string>& msg) const {
+    return std::max(time, last_time) - last_time <= merge_interval && last_msg == msg;
+  }
   // The general path's merge rule for a commit continuing this peer's last
   // change `last` on top of it: within the merge interval, same message.
   bool merges_into(const Change& last, const CommitOptions& options) const {
     int64_t ts = 0;
     if (options.timestamp || record_timestamp) ts = commit_timestamp(options);  // no call: 0
-    ts = std::max(ts, last.timestamp);
-    return ts - last.timestamp <= merge_interval && last.msg == options.message;
+    return merge_rule_allows(last.timestamp, last.msg, ts, options.message);
   }
   // Counts the open transaction's units into `last` (this peer's change,
   // the latest in the log) and moves the op log's version and both

@@ -462,7 +462,7 @@ Status DocCore::commit(const CommitOptions& options) {
     const auto& deps = txn_deps.ids();
     if (last.end() == start && deps.size() == 1 && deps[0] == ID{peer, start - 1}) {
       ts = std::max(ts, last.timestamp);  // the one dep is in `last`
-      if (ts - last.timestamp <= merge_interval && last.msg == options.message) prev = &last;
+      if (merge_rule_allows(last.timestamp, last.msg, ts, options.message)) prev = &last;
     }
   }
   if (!prev) {
