@@ -252,19 +252,33 @@ void OpList::resize(size_t n) {
 }
 
 void OpList::grow(size_t n) {
-  const size_t cap = std::max<size_t>(n, 2 * static_cast<size_t>(cap_end_ - data_));
-  Op* grown = static_cast<Op*>(::operator new(cap * sizeof(Op)));
+  const size_t cap = std::max<size_t>(n, 2 * capacity());
   // An Op is trivially relocatable (its text and extra are owning pointers or
   // inline bytes, nothing points into the op itself): its bytes move as one
-  // block and the old copies are dropped without running their destructors.
-  // (A many-op transaction doubles its list ~17 times on S2.)
+  // block (realloc: in place when the heap has room after it) and the old
+  // copies are dropped without running their destructors.
   const size_t n_ops = size();
-  if (n_ops)
-    std::memcpy(static_cast<void*>(grown), static_cast<const void*>(data_), n_ops * sizeof(Op));
-  if (!is_inline()) ::operator delete(data_);
+  Op* grown = nullptr;
+  if (is_inline()) {
+    grown = static_cast<Op*>(std::malloc(cap * sizeof(Op)));
+    if (grown != nullptr && n_ops != 0)
+      std::memcpy(static_cast<void*>(grown), static_cast<const void*>(inline_), sizeof(Op));
+  } else {
+    grown = static_cast<Op*>(std::realloc(static_cast<void*>(data_), cap * sizeof(Op)));
+  }
+  if (grown == nullptr) throw std::bad_alloc();
   data_ = grown;
   end_ = grown + n_ops;
   cap_end_ = grown + cap;
+}
+
+void OpList::shrink_to_fit() {
+  const size_t n_ops = size();
+  if (capacity() < kLongOps || n_ops == 0 || capacity() - n_ops <= capacity() / 4) return;
+  auto* p = static_cast<Op*>(std::realloc(static_cast<void*>(data_), n_ops * sizeof(Op)));
+  if (p == nullptr) return;  // keeping the larger block is fine
+  data_ = p;
+  end_ = cap_end_ = p + n_ops;
 }
 
 void OpList::append_copies(const Op* ops, size_t n) {

@@ -24,10 +24,11 @@ void add_span(std::vector<IdSpan>& spans, PeerId p, Counter start, Counter end) 
 }
 
 // Appends a fresh op to the open transaction (or a change's OpList), built
-// in place (no Op moved).
-template <typename Ops>
-Op& new_txn_op(Ops& txn_ops, OpKind kind, uint32_t container, Counter counter, int32_t pos) {
-  Op& op = txn_ops.emplace_back();
+// in place (no Op moved). `open`: the list is the open transaction's own,
+// which may grow long (see OpList::emplace_back_open).
+Op& new_txn_op(OpList& txn_ops, OpKind kind, uint32_t container, Counter counter, int32_t pos,
+               bool open = false) {
+  Op& op = open ? txn_ops.emplace_back_open() : txn_ops.emplace_back();
   op.kind = kind;
   op.container = container;
   op.counter = counter;
@@ -297,7 +298,8 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
   // A new op's text longer than the inline bytes goes into the doc's text
   // pool (one bump, not a malloc per pasted or retyped word); the op never
   // leaves this doc but as a copy, which owns its bytes.
-  new_txn_op(txn_ops, OpKind::kTextInsert, idx, counter, pos).text.init_utf8(utf8, n, text_pool);
+  new_txn_op(txn_ops, OpKind::kTextInsert, idx, counter, pos, true)
+      .text.init_utf8(utf8, n, text_pool);
   return Status();
 }
 
@@ -328,7 +330,7 @@ Status DocCore::local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, 
       return Status();
     }
   }
-  Op& op = new_txn_op(txn_ops, OpKind::kSeqDelete, idx, counter, pos);
+  Op& op = new_txn_op(txn_ops, OpKind::kSeqDelete, idx, counter, pos, true);
   op.len = n;
   op.start_id = start;
   return Status();
@@ -508,6 +510,7 @@ Status DocCore::commit(const CommitOptions& options) {
     ch.deps = txn_deps.ids();
     ch.msg = options.message;
     ch.timestamp = ts;
+    txn_ops.shrink_to_fit();  // (a long txn's list has up to 3/4 room)
     ch.ops = std::move(txn_ops);
     append_change(std::move(ch));
   }

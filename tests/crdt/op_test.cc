@@ -264,6 +264,45 @@ TEST(OpList, MovingOutAHeapArrayLeavesTheInlineSlot) {
   EXPECT_EQ(txn.capacity(), 1u);
 }
 
+TEST(OpList, OpenTransactionListGrowsFourfoldAndShrinksWhenCommitted) {
+  OpList txn;
+  constexpr int kOps = 20000;  // past the 4096 ops where the open list grows 4x
+  size_t last_cap = txn.capacity();
+  int fourfold = 0;
+  for (int k = 0; k < kOps; ++k) {
+    Op& op = txn.emplace_back_open();
+    op.kind = OpKind::kTextInsert;
+    op.counter = k;
+    op.text.assign_utf8("word " + std::to_string(k), 5 + std::to_string(k).size());
+    if (txn.capacity() != last_cap) {
+      if (k > 4096) {
+        EXPECT_EQ(txn.capacity(), 4 * last_cap);
+        ++fourfold;
+      }
+      last_cap = txn.capacity();
+    }
+  }
+  EXPECT_GE(fourfold, 1);
+  ASSERT_EQ(txn.size(), size_t{kOps});
+  const size_t before = txn.capacity();
+  EXPECT_GT(before - kOps, before / 4);  // 20000 of 65536
+  txn.shrink_to_fit();
+  EXPECT_EQ(txn.capacity(), size_t{kOps});
+  // The ops (heap texts included) survived both the realloc growth and the shrink.
+  for (int k = 0; k < kOps; ++k) {
+    ASSERT_EQ(txn[k].counter, k);
+    ASSERT_EQ(txn[k].text.utf8(), "word " + std::to_string(k));
+  }
+  txn.shrink_to_fit();  // nothing past size(): no change
+  EXPECT_EQ(txn.capacity(), size_t{kOps});
+  OpList small;
+  for (int k = 0; k < 5; ++k) small.push_back(numbered_op(k));
+  const size_t small_cap = small.capacity();
+  small.shrink_to_fit();  // a short list keeps its room (no realloc per commit)
+  EXPECT_EQ(small.capacity(), small_cap);
+  EXPECT_EQ(counters_of(small), (std::vector<int>{0, 1, 2, 3, 4}));
+}
+
 // Random operation sequences against a std::vector<Op> model (copies, moves,
 // growth from the inline op, pushing a copy of an own element while growing).
 RC_GTEST_PROP(OpList, MatchesVectorModel, ()) {
