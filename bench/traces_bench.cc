@@ -3,7 +3,10 @@
 // trace (see bench/traces.sh, which also runs the Node peers).
 //
 //   weft_traces_bench [--dir DIR] [--reps N] [--only NAME[,NAME...]] [--save-updates DIR]
+//                     [--read-each]
 //
+// --read-each reads the text's length after every commit of the local replay
+// (an editor that reads after each keystroke: no keystroke stays buffered).
 // --save-updates writes each concurrent trace's merged history (the bytes
 // merge_ms imports) to DIR/NAME.weft, for profiling the merge alone
 // (`valgrind --tool=callgrind weft loro merge DIR/NAME.weft`).
@@ -70,6 +73,8 @@ Status apply_patches(crdt::TextRef& text, const std::vector<Patch>& patches) {
   return Status();
 }
 
+bool g_read_each = false;  // --read-each
+
 // Local replay: one doc, one commit per txn. Returns the doc.
 Result<crdt::Doc> replay_local(const Trace& trace) {
   crdt::Doc doc(1);
@@ -81,6 +86,7 @@ Result<crdt::Doc> replay_local(const Trace& trace) {
   for (const Txn& txn : trace.txns) {
     WEFT_RETURN_IF_ERROR(apply_patches(text, txn.patches));
     WEFT_RETURN_IF_ERROR(doc.commit());
+    if (g_read_each && text.len() == SIZE_MAX) return internal_error("impossible length");
   }
   return doc;
 }
@@ -427,12 +433,14 @@ int main(int argc, char** argv) {
       only = argv[++i];
     else if (arg == "--save-updates" && i + 1 < argc)
       g_save_updates_dir = argv[++i];
+    else if (arg == "--read-each")
+      g_read_each = true;
     else if (arg == "--json")
       continue;  // output is always JSON lines
     else {
       std::fprintf(stderr,
                    "usage: weft_traces_bench [--dir DIR] [--reps N] [--only NAME] "
-                   "[--save-updates DIR]\n");
+                   "[--save-updates DIR] [--read-each]\n");
       return 2;
     }
   }

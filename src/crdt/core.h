@@ -372,14 +372,72 @@ class DocCore {
     if (idx >= slots.size() || !slots[idx]) return nullptr;
     return slots[idx]->plain.get();
   }
+  // ---- the typing buffer (crdt-typing): typed-on keystrokes held back.
+  // Typing on where the lane would take it, at a commit boundary (no direct
+  // keystroke, no open transaction, nothing observing, not auto-committing,
+  // and a commit with default options would merge into this peer's last
+  // change), stores each ASCII byte here and each default commit after them
+  // as a count; nothing else changes. flush_typing() then applies them in one
+  // step: one plain-state insert of all bytes (PlainSeq::lane_type_n at the
+  // hinted spot, else insert_utf8), one append to the last insert op's text,
+  // the state's version, and for the committed bytes the change's len, the op
+  // log's version and both frontiers (publish_into); an uncommitted tail
+  // stays the direct keystroke the lane would have left (same ids, ops and
+  // versions as the lane after the same calls). Every other entry point — each
+  // public method of Doc, the handles and the UndoManager, and DocCore's
+  // commit / local_op / settle / materialize — flushes first, so buffered
+  // keystrokes reach the state at the next read or other edit and no reader
+  // sees them missing. Bounded: a full buffer flushes. (A const reader may
+  // flush: a Doc is not thread-safe, see doc.h.)
+  static constexpr uint32_t kTypingMax = 128;
+  struct TypingBuffer {
+    uint32_t n = 0;          // bytes held (0: empty, the fields below unused)
+    uint32_t committed = 0;  // how many of them default commits covered
+    uint32_t idx = 0;        // the Text container
+    size_t pos = 0;          // unicode position of bytes[0]: the last insert op's end
+    char bytes[kTypingMax];
+  } typing;
+  // Buffers ASCII `ch` typed at unicode position `pos` of Text `idx` when it
+  // continues the buffer (or begins one, see begin_typing); false otherwise,
+  // with the buffer flushed and nothing else changed (the lane and the
+  // general path then run). Inline: every keystroke asks.
+  [[gnu::always_inline]] bool type_on(uint32_t idx, size_t pos, char ch) {
+    TypingBuffer& t = typing;
+    if (t.n != 0 && pos == t.pos + t.n && idx == t.idx && t.n < kTypingMax) {
+      t.bytes[t.n++] = ch;
+      return true;
+    }
+    return begin_typing(idx, pos, ch);
+  }
+  // Flushes, then starts the buffer with `ch` when the lane's conditions for
+  // a keystroke that opens a transaction hold (see the block comment).
+  bool begin_typing(uint32_t idx, size_t pos, char ch);
+  // Doc::commit with keystrokes buffered: a commit with default options (no
+  // message, no timestamp; begin_typing checked the rest) only counts them
+  // as committed; any other flushes and returns false (the caller commits).
+  [[gnu::always_inline]] bool commit_typing(const CommitOptions& options) {
+    if (options.message || options.timestamp) {
+      flush_typing_now();
+      return false;
+    }
+    typing.committed = typing.n;
+    return true;
+  }
+  // Applies the buffered keystrokes (no-op when there are none). Inline:
+  // every entry point asks.
+  void flush_typing() {
+    if (typing.n != 0) flush_typing_now();
+  }
+  void flush_typing_now();
   // Opens the direct keystroke for a delete of `n` units at `pos` whose ids
   // start at `start`, already erased from the plain state: advances the
   // version and extends this peer's last change's last op or appends one.
   // REQUIRES: !direct, txn_ops.empty(), can_write_direct().
   void direct_delete(uint32_t idx, int32_t pos, int32_t n, const ID& start);
-  // Moves a direct keystroke back into txn_ops (no-op otherwise). Inline:
-  // every reader asks.
+  // Moves a direct keystroke back into txn_ops (no-op otherwise), after
+  // flushing the typing buffer. Inline: every reader asks.
   void settle() {
+    flush_typing();
     if (direct) settle_direct();
   }
   void settle_direct();

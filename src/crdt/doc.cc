@@ -31,9 +31,15 @@ Doc::~Doc() = default;
 Doc::Doc(Doc&&) noexcept = default;
 Doc& Doc::operator=(Doc&&) noexcept = default;
 
-PeerId Doc::peer_id() const { return core_->peer; }
+// Every public method flushes the typing buffer first (DocCore::typing):
+// it sees the doc as if the buffered keystrokes were applied.
+PeerId Doc::peer_id() const {
+  core_->flush_typing();
+  return core_->peer;
+}
 
 Status Doc::set_peer_id(PeerId peer) {
+  core_->flush_typing();
   if (peer == kReservedPeer) return invalid_argument("peer id u64::MAX is reserved");
   WEFT_RETURN_IF_ERROR(core_->commit({}));
   core_->peer = peer;
@@ -67,31 +73,40 @@ Result<Ref> any_ref(const std::shared_ptr<DocCore>& core, const ContainerId& id,
 }  // namespace
 
 TextRef Doc::get_text(std::string_view name) {
+  core_->flush_typing();
   return root_ref<TextRef>(core_, name, ContainerType::kText);
 }
 ListRef Doc::get_list(std::string_view name) {
+  core_->flush_typing();
   return root_ref<ListRef>(core_, name, ContainerType::kList);
 }
 MapRef Doc::get_map(std::string_view name) {
+  core_->flush_typing();
   return root_ref<MapRef>(core_, name, ContainerType::kMap);
 }
 CounterRef Doc::get_counter(std::string_view name) {
+  core_->flush_typing();
   return root_ref<CounterRef>(core_, name, ContainerType::kCounter);
 }
 Result<TextRef> Doc::text(const ContainerId& id) {
+  core_->flush_typing();
   return any_ref<TextRef>(core_, id, ContainerType::kText);
 }
 Result<ListRef> Doc::list(const ContainerId& id) {
+  core_->flush_typing();
   return any_ref<ListRef>(core_, id, ContainerType::kList);
 }
 Result<MapRef> Doc::map(const ContainerId& id) {
+  core_->flush_typing();
   return any_ref<MapRef>(core_, id, ContainerType::kMap);
 }
 Result<CounterRef> Doc::counter(const ContainerId& id) {
+  core_->flush_typing();
   return any_ref<CounterRef>(core_, id, ContainerType::kCounter);
 }
 
 Result<Value> Doc::get_value(const ContainerId& id) const {
+  core_->flush_typing();
   auto it = core_->container_index.find(id);
   if (it == core_->container_index.end()) {
     if (id.is_root())
@@ -102,16 +117,28 @@ Result<Value> Doc::get_value(const ContainerId& id) const {
 }
 
 Status Doc::commit(const CommitOptions& options) {
+  // Buffered keystrokes: a default commit is a count (see DocCore::typing).
+  if (core_->typing.n != 0 && core_->commit_typing(options)) return Status();
   // The keystroke commits without the general path's call frame.
   if (core_->direct && core_->commit_direct(options)) return Status();
   if (core_->txn_ops.size() == 1 && core_->commit_in_place(options)) return Status();
   return core_->commit(options);
 }
-void Doc::set_auto_commit(bool on) { core_->auto_commit = on; }
-void Doc::set_record_timestamp(bool on) { core_->record_timestamp = on; }
-void Doc::set_change_merge_interval(int64_t seconds) { core_->merge_interval = seconds; }
+void Doc::set_auto_commit(bool on) {
+  core_->flush_typing();
+  core_->auto_commit = on;
+}
+void Doc::set_record_timestamp(bool on) {
+  core_->flush_typing();
+  core_->record_timestamp = on;
+}
+void Doc::set_change_merge_interval(int64_t seconds) {
+  core_->flush_typing();
+  core_->merge_interval = seconds;
+}
 
 Result<ImportStatus> Doc::import(std::string_view data, std::string_view origin) {
+  core_->flush_typing();
   WEFT_RETURN_IF_ERROR(core_->commit({}));
   Result<ImportStatus> result = ImportStatus();
   core_->import_origin = std::string(origin);
@@ -139,10 +166,22 @@ std::string Doc::export_snapshot(SnapshotCompression compression) const {
   return core_->export_binary({}, true, compression == SnapshotCompression::kFast);
 }
 
-VersionVector Doc::version() const { return core_->to_public(core_->state->vv); }
-VersionVector Doc::oplog_version() const { return core_->to_public(core_->oplog_vv); }
-Frontiers Doc::frontiers() const { return core_->state_frontiers; }
-Frontiers Doc::oplog_frontiers() const { return core_->oplog_frontiers; }
+VersionVector Doc::version() const {
+  core_->flush_typing();
+  return core_->to_public(core_->state->vv);
+}
+VersionVector Doc::oplog_version() const {
+  core_->flush_typing();
+  return core_->to_public(core_->oplog_vv);
+}
+Frontiers Doc::frontiers() const {
+  core_->flush_typing();
+  return core_->state_frontiers;
+}
+Frontiers Doc::oplog_frontiers() const {
+  core_->flush_typing();
+  return core_->oplog_frontiers;
+}
 
 Result<VersionVector> Doc::frontiers_to_vv(const Frontiers& frontiers) const {
   core_->settle();
@@ -162,6 +201,7 @@ Frontiers Doc::vv_to_frontiers(const VersionVector& vv) const {
 }
 
 Result<VersionOrder> Doc::compare(const Frontiers& a, const Frontiers& b) const {
+  core_->flush_typing();
   WEFT_ASSIGN_OR_RETURN(VersionVector va, frontiers_to_vv(a));
   WEFT_ASSIGN_OR_RETURN(VersionVector vb, frontiers_to_vv(b));
   return va.compare(vb);
@@ -171,7 +211,10 @@ size_t Doc::change_count() const {
   core_->settle();
   return core_->changes.size();
 }
-size_t Doc::op_count() const { return static_cast<size_t>(core_->oplog_vv.total()); }
+size_t Doc::op_count() const {
+  core_->flush_typing();
+  return static_cast<size_t>(core_->oplog_vv.total());
+}
 
 std::vector<ChangeMeta> Doc::changes() const {
   core_->settle();
@@ -236,17 +279,20 @@ std::shared_ptr<DocCore> copy_history(const DocCore& src, const detail::DenseVv*
 }  // namespace
 
 Doc Doc::fork() const {
+  core_->flush_typing();
   core_->commit({}).ignore_error();
   return Doc(copy_history(*core_, nullptr, random_peer()));
 }
 
 Result<Doc> Doc::fork_at(const Frontiers& frontiers) const {
+  core_->flush_typing();
   core_->commit({}).ignore_error();
   WEFT_ASSIGN_OR_RETURN(detail::DenseVv vv, core_->frontiers_to_dense(frontiers));
   return Doc(copy_history(*core_, &vv, random_peer()));
 }
 
 Status Doc::checkout(const Frontiers& frontiers) {
+  core_->flush_typing();
   WEFT_RETURN_IF_ERROR(core_->commit({}));
   WEFT_ASSIGN_OR_RETURN(detail::DenseVv vv, core_->frontiers_to_dense(frontiers));
   WEFT_ASSIGN_OR_RETURN(auto st, core_->build_state(vv));
@@ -259,6 +305,7 @@ Status Doc::checkout(const Frontiers& frontiers) {
 }
 
 Status Doc::checkout_to_latest() {
+  core_->flush_typing();
   if (!core_->detached) return Status();
   WEFT_ASSIGN_OR_RETURN(auto st, core_->build_state(core_->oplog_vv));
   std::unique_ptr<detail::State> before = std::move(core_->state);
@@ -269,12 +316,19 @@ Status Doc::checkout_to_latest() {
   return Status();
 }
 
-bool Doc::is_detached() const { return core_->detached; }
+bool Doc::is_detached() const {
+  core_->flush_typing();
+  return core_->detached;
+}
 void Doc::detach() {
+  core_->flush_typing();
   core_->commit({}).ignore_error();
   core_->detached = true;
 }
-Status Doc::attach() { return checkout_to_latest(); }
+Status Doc::attach() {
+  core_->flush_typing();
+  return checkout_to_latest();
+}
 
 Result<std::vector<ContainerDiff>> Doc::diff(const Frontiers& from, const Frontiers& to) const {
   core_->settle();
@@ -291,10 +345,22 @@ Result<std::vector<ContainerDiff>> Doc::diff(const Frontiers& from, const Fronti
   return out;
 }
 
-Value Doc::to_json() const { return core_->doc_value(*core_->state); }
-std::string Doc::to_json_string() const { return to_json().to_json_string(); }
+Value Doc::to_json() const {
+  core_->flush_typing();
+  return core_->doc_value(*core_->state);
+}
+std::string Doc::to_json_string() const {
+  core_->flush_typing();
+  return to_json().to_json_string();
+}
+
+const std::shared_ptr<DocCore>& Doc::core() const {
+  core_->flush_typing();
+  return core_;
+}
 
 Subscription Doc::subscribe_root(EventCallback callback) {
+  core_->flush_typing();
   uint64_t id = core_->next_subscriber++;
   core_->subscribers.push_back({id, std::nullopt, std::move(callback)});
   std::weak_ptr<DocCore> weak = core_;
@@ -306,6 +372,7 @@ Subscription Doc::subscribe_root(EventCallback callback) {
 }
 
 Subscription Doc::subscribe(const ContainerId& container, EventCallback callback) {
+  core_->flush_typing();
   uint64_t id = core_->next_subscriber++;
   uint32_t idx = core_->intern_container(container);
   core_->subscribers.push_back({id, idx, std::move(callback)});
@@ -318,6 +385,7 @@ Subscription Doc::subscribe(const ContainerId& container, EventCallback callback
 }
 
 Subscription Doc::subscribe_local_update(LocalUpdateCallback callback) {
+  core_->flush_typing();
   uint64_t id = core_->next_subscriber++;
   core_->local_update_subscribers.emplace_back(id, std::move(callback));
   std::weak_ptr<DocCore> weak = core_;

@@ -112,6 +112,10 @@ Status delete_units(DocCore& core, uint32_t idx, size_t from, size_t to) {
 
 }  // namespace
 
+// Every handle method flushes the doc's typing buffer first (see
+// DocCore::typing): it sees the doc as if the buffered keystrokes were
+// applied. TextRef::insert feeds the buffer.
+
 uint32_t ContainerRef::doc_index() const {
   // A doc never renumbers its containers, so the first lookup stays valid.
   if (index_ == kNoIndex) index_ = core_->intern_container(id_);
@@ -120,6 +124,7 @@ uint32_t ContainerRef::doc_index() const {
 
 bool ContainerRef::is_attached_to_root() const {
   if (!core_) return false;
+  core_->flush_typing();
   if (id_.is_root()) return true;
   // A child is attached when some visible value of the doc references it.
   std::function<bool(const Value&)> find = [&](const Value& v) -> bool {
@@ -150,13 +155,17 @@ bool ContainerRef::is_attached_to_root() const {
 // ---------------------------------------------------------------- TextRef
 
 Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
-  // The typing lane first: one ASCII character typed on (see lane_insert).
-  // (ASCII checked first: invalid UTF-8 is refused before the container is interned.)
+  // One ASCII character typed on: the typing buffer (see DocCore::type_on),
+  // else the typing lane (see lane_insert). (ASCII checked first: invalid
+  // UTF-8 is refused before the container is interned.)
   if (text.size() == 1 && static_cast<unsigned char>(text[0]) < 0x80 && unit == PosUnit::kUnicode &&
-      core_ && core_->lane_insert(doc_index(), pos, text[0])) {
-    return core_->auto_commit ? commit_now(*core_) : Status();
+      core_) {
+    const uint32_t idx = doc_index();
+    if (core_->type_on(idx, pos, text[0]) || core_->lane_insert(idx, pos, text[0]))
+      return core_->auto_commit ? commit_now(*core_) : Status();
   }
   if (!core_) return gone();
+  core_->flush_typing();
   // The op and the plain state both keep UTF-8: only the code point count is
   // needed. ASCII text (the keystroke case) skips the full validation.
   size_t n = text.size();
@@ -179,11 +188,12 @@ Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
 }
 
 Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
+  if (!core_) return gone();
+  core_->flush_typing();
   // The typing lane first: backspace or forward delete (see lane_erase).
-  if (len == 1 && unit == PosUnit::kUnicode && core_ && core_->lane_erase(doc_index(), pos)) {
+  if (len == 1 && unit == PosUnit::kUnicode && core_->lane_erase(doc_index(), pos)) {
     return core_->auto_commit ? commit_now(*core_) : Status();
   }
-  if (!core_) return gone();
   const uint32_t idx = doc_index();
   auto& cs = live_state(*core_, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
@@ -217,6 +227,7 @@ Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
 Status TextRef::splice(size_t pos, size_t len, std::string_view text, PosUnit unit) {
   WEFT_RETURN_IF_ERROR(validate_utf8(text));
   if (!core_) return gone();
+  core_->flush_typing();
   bool ac = core_->auto_commit;
   core_->auto_commit = false;
   Status st = erase(pos, len, unit);
@@ -227,6 +238,7 @@ Status TextRef::splice(size_t pos, size_t len, std::string_view text, PosUnit un
 
 Status TextRef::update(std::string_view new_text) {
   if (!core_) return gone();
+  core_->flush_typing();
   WEFT_RETURN_IF_ERROR(validate_utf8(new_text));
   std::string old = to_string();
   auto reps = diff_text(old, new_text);
@@ -247,6 +259,7 @@ Status TextRef::update(std::string_view new_text) {
 Status TextRef::mark(size_t start, size_t end, std::string_view key, const Value& value,
                      PosUnit unit, int expand) {
   if (!core_) return gone();
+  core_->flush_typing();
   if (start >= end) return invalid_argument("mark needs start < end");
   if (holds_container(value)) return invalid_argument("a style value cannot hold a container");
   const uint32_t idx = doc_index();
@@ -278,6 +291,7 @@ Status TextRef::mark(size_t start, size_t end, std::string_view key, const Value
 
 size_t TextRef::len(PosUnit unit) const {
   if (!core_) return 0;
+  core_->flush_typing();
   const auto* cs = cstate_if(*core_, id_);
   if (!cs) return 0;
   switch (unit) {
@@ -293,12 +307,14 @@ size_t TextRef::len(PosUnit unit) const {
 
 std::string TextRef::to_string() const {
   if (!core_) return "";
+  core_->flush_typing();
   const auto* cs = cstate_if(*core_, id_);
   return cs ? cs->text() : "";
 }
 
 Result<size_t> TextRef::convert_pos(size_t pos, PosUnit from, PosUnit to) const {
   if (!core_) return gone();
+  core_->flush_typing();
   const auto* cs = cstate_if(*core_, id_);
   if (!cs) {
     if (pos == 0) return size_t{0};
@@ -320,6 +336,7 @@ Result<size_t> TextRef::convert_pos(size_t pos, PosUnit from, PosUnit to) const 
 
 Status ListRef::insert(size_t index, const Value& value) {
   if (!core_) return gone();
+  core_->flush_typing();
   if (holds_container(value)) {
     return invalid_argument("list values cannot hold container references; use insert_container");
   }
@@ -340,6 +357,7 @@ Status ListRef::insert(size_t index, const Value& value) {
 
 Status ListRef::erase(size_t index, size_t count) {
   if (!core_) return gone();
+  core_->flush_typing();
   const uint32_t idx = doc_index();
   auto& cs = core_->container_state(*core_->state, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
@@ -353,6 +371,7 @@ Status ListRef::erase(size_t index, size_t count) {
 
 Result<ContainerId> ListRef::insert_container(size_t index, ContainerType type) {
   if (!core_) return gone();
+  core_->flush_typing();
   if (type == ContainerType::kMovableList || type == ContainerType::kTree) {
     return unimplemented("weft does not implement " + std::string(container_type_name(type)) +
                          " yet");
@@ -374,12 +393,14 @@ Result<ContainerId> ListRef::insert_container(size_t index, ContainerType type) 
 
 size_t ListRef::len() const {
   if (!core_) return 0;
+  core_->flush_typing();
   const auto* cs = cstate_if(*core_, id_);
   return cs ? cs->units() : 0;
 }
 
 Result<Value> ListRef::get(size_t index) const {
   if (!core_) return gone();
+  core_->flush_typing();
   const auto* cs = cstate_if(*core_, id_);
   if (!cs || index >= cs->units()) {
     return out_of_range("list index " + std::to_string(index) + " is past the end");
@@ -389,6 +410,7 @@ Result<Value> ListRef::get(size_t index) const {
 
 ValueList ListRef::values() const {
   if (!core_) return {};
+  core_->flush_typing();
   auto it = core_->container_index.find(id_);
   if (it == core_->container_index.end()) return {};
   return core_->container_value(*core_->state, it->second, false).as_list();
@@ -398,6 +420,7 @@ ValueList ListRef::values() const {
 
 Status MapRef::set(std::string_view key, const Value& value) {
   if (!core_) return gone();
+  core_->flush_typing();
   if (holds_container(value)) {
     return invalid_argument("map values cannot hold container references; use set_container");
   }
@@ -415,6 +438,7 @@ Status MapRef::set(std::string_view key, const Value& value) {
 
 Status MapRef::erase(std::string_view key) {
   if (!core_) return gone();
+  core_->flush_typing();
   const uint32_t idx = doc_index();
   auto& cs = core_->container_state(*core_->state, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
@@ -429,6 +453,7 @@ Status MapRef::erase(std::string_view key) {
 
 Result<ContainerId> MapRef::set_container(std::string_view key, ContainerType type) {
   if (!core_) return gone();
+  core_->flush_typing();
   if (type == ContainerType::kMovableList || type == ContainerType::kTree) {
     return unimplemented("weft does not implement " + std::string(container_type_name(type)) +
                          " yet");
@@ -450,6 +475,7 @@ Result<ContainerId> MapRef::set_container(std::string_view key, ContainerType ty
 
 std::optional<Value> MapRef::get(std::string_view key) const {
   if (!core_) return std::nullopt;
+  core_->flush_typing();
   const auto* cs = cstate_if(*core_, id_);
   if (!cs) return std::nullopt;
   auto it = cs->map.find(std::string(key));
@@ -459,6 +485,7 @@ std::optional<Value> MapRef::get(std::string_view key) const {
 
 size_t MapRef::size() const {
   if (!core_) return 0;
+  core_->flush_typing();
   const auto* cs = cstate_if(*core_, id_);
   if (!cs) return 0;
   size_t n = 0;
@@ -469,6 +496,7 @@ size_t MapRef::size() const {
 ValueMap MapRef::values() const {
   ValueMap out;
   if (!core_) return out;
+  core_->flush_typing();
   const auto* cs = cstate_if(*core_, id_);
   if (!cs) return out;
   for (const auto& [k, e] : cs->map) {
@@ -481,6 +509,7 @@ ValueMap MapRef::values() const {
 
 Status CounterRef::increment(double delta) {
   if (!core_) return gone();
+  core_->flush_typing();
   if (!std::isfinite(delta)) return invalid_argument("counter delta must be finite");
   const uint32_t idx = doc_index();
   core_->container_state(*core_->state, idx);
@@ -494,6 +523,7 @@ Status CounterRef::increment(double delta) {
 
 double CounterRef::value() const {
   if (!core_) return 0;
+  core_->flush_typing();
   const auto* cs = cstate_if(*core_, id_);
   return cs ? cs->counter : 0;
 }

@@ -154,20 +154,27 @@ class PlainSeq {
   // `pos` is where the last insert ended in the cached chunk, that insert's
   // run continues with this id, and the all-ASCII chunk has room (no split).
   bool lane_type(uint32_t peer, int32_t counter, size_t pos, char ch) {
+    return lane_type_n(peer, counter, pos, &ch, 1);
+  }
+  // The same for ASCII bytes s[0, m) (m >= 1) with ids (peer, counter + k):
+  // the typing buffer's flush (DocCore::flush_typing), when the chunk has
+  // room for all of them.
+  bool lane_type_n(uint32_t peer, int32_t counter, size_t pos, const char* s, size_t m) {
     if (!hint_chunk_ || cache_.ci >= chunks_.size()) return false;
     Chunk& c = *chunks_[cache_.ci];
     const size_t off = pos - cache_.n;
     if (&c != hint_chunk_ || pos <= cache_.n || off != hint_end_ || off > c.n || c.u8 != c.n ||
-        c.u8 >= chunk_max() || !is_text_) {
+        c.u8 + m > chunk_max() || !is_text_) {
       return false;
     }
     IdRun& run = c.runs[hint_.run];
     if (run.peer != peer || run.counter + static_cast<int32_t>(run.len) != counter) return false;
-    c.text.insert(c.text.begin() + static_cast<ptrdiff_t>(off), ch);
-    ++run.len;
-    hint_end_ = off + 1;
-    ++c.n, ++c.u16, ++c.u8;
-    ++total_n_, ++total_u16_, ++total_u8_;
+    c.text.insert(off, s, m);
+    const auto k = static_cast<uint32_t>(m);
+    run.len += k;
+    hint_end_ = off + m;
+    c.n += k, c.u16 += k, c.u8 += k;
+    total_n_ += m, total_u16_ += m, total_u8_ += m;
     return true;
   }
   // id_at(pos) + erase(pos, 1), when unit `pos` is in the cached, hinted,

@@ -448,6 +448,7 @@ bool DocCore::commit_in_place(const CommitOptions& options) {
 }
 
 Status DocCore::commit(const CommitOptions& options) {
+  flush_typing();
   if (direct) {
     if (commit_direct(options)) return Status();
     settle_direct();

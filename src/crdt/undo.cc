@@ -250,7 +250,7 @@ struct UndoManager::Impl {
 };
 
 UndoManager::UndoManager(Doc& doc) : impl_(std::make_unique<Impl>()) {
-  impl_->core = doc.core();
+  impl_->core = doc.core();  // (flushes the typing buffer: commit hooks stop it)
   impl_->hook_id = impl_->core->next_subscriber++;
   Impl* impl = impl_.get();
   impl_->core->commit_hooks.emplace_back(impl_->hook_id,
@@ -262,10 +262,15 @@ UndoManager::~UndoManager() {
                 [&](const auto& h) { return h.first == impl_->hook_id; });
 }
 
+// Each method flushes the doc's typing buffer first (see DocCore::typing;
+// none can be open while the manager's commit hook is registered, but a
+// flush is cheap when empty).
 Result<bool> UndoManager::undo() {
+  impl_->core->flush_typing();
   return impl_->apply(impl_->undo, Impl::Mode::kUndo, kUndoOrigin);
 }
 Result<bool> UndoManager::redo() {
+  impl_->core->flush_typing();
   return impl_->apply(impl_->redo, Impl::Mode::kRedo, kRedoOrigin);
 }
 bool UndoManager::can_undo() const { return !impl_->undo.empty(); }
@@ -285,6 +290,7 @@ void UndoManager::add_include_origin_prefix(std::string_view prefix) {
   impl_->included.emplace_back(prefix);
 }
 Status UndoManager::group_start() {
+  impl_->core->flush_typing();
   if (impl_->group_open) return failed_precondition("an undo group is already open");
   WEFT_RETURN_IF_ERROR(impl_->core->commit({}));
   impl_->group_open = true;
@@ -292,6 +298,7 @@ Status UndoManager::group_start() {
   return Status();
 }
 void UndoManager::group_end() {
+  impl_->core->flush_typing();
   impl_->core->commit({}).ignore_error();
   impl_->group_open = false;
   impl_->group_has_step = false;

@@ -166,8 +166,9 @@ class Doc {
   Subscription subscribe(const ContainerId& container, EventCallback callback);
   Subscription subscribe_local_update(LocalUpdateCallback callback);
 
-  // Internals for the UndoManager and tests.
-  const std::shared_ptr<detail::DocCore>& core() const { return core_; }
+  // Internals for the UndoManager and tests (with buffered keystrokes
+  // applied first: see DocCore::typing).
+  const std::shared_ptr<detail::DocCore>& core() const;
 
  private:
   explicit Doc(std::shared_ptr<detail::DocCore> core);

@@ -1,0 +1,70 @@
+// DocCore's typing buffer: keystrokes typed on, held back and applied in one
+// step (see "the typing buffer" in core.h).
+#include "crdt/core.h"
+
+namespace weft::crdt::detail {
+
+bool DocCore::begin_typing(uint32_t idx, size_t pos, char ch) {
+  flush_typing();
+  // The lane's case for a keystroke that opens a transaction (lane_insert),
+  // at a commit boundary, without auto-commit, and a default commit merging
+  // into this peer's last change (commit_direct's rule with default options:
+  // no timestamp recorded, so only the change's message and time decide).
+  if (direct || detached || auto_commit || record_timestamp || !txn_ops.empty() ||
+      !can_write_direct()) {
+    return false;
+  }
+  const Change& last = changes.back();
+  const Op& run = last.ops.back();
+  if (run.kind != OpKind::kTextInsert || run.container != idx ||
+      static_cast<size_t>(run.pos) + run.text.size() != pos || !merges_into(last, {})) {
+    return false;
+  }
+  // The flush's insert_utf8 must not fail: the position is inside the text
+  // (nothing touches the plain state until the flush).
+  const PlainSeq* plain = lane_plain(idx);
+  if (!plain || pos > plain->visible_units()) return false;
+  typing.idx = idx;
+  typing.pos = pos;
+  typing.bytes[0] = ch;
+  typing.committed = 0;
+  typing.n = 1;
+  return true;
+}
+
+void DocCore::flush_typing_now() {
+  const uint32_t n = typing.n, done = typing.committed;
+  typing.n = 0;
+  typing.committed = 0;
+  const std::string_view bytes(typing.bytes, n);
+  // What the lane did per keystroke, once: the plain state (in place at the
+  // hinted spot when the chunk has room, as lane_type), the version, the
+  // last insert op's text.
+  Change& last = changes.back();
+  Op& run = last.ops.back();
+  const Counter counter = last.end();
+  PlainSeq& plain = *lane_plain(typing.idx);
+  if (!plain.lane_type_n(self, counter, typing.pos, bytes.data(), n)) {
+    // Cannot fail: begin_typing checked the position.
+    plain.insert_utf8(self, counter, static_cast<uint32_t>(typing.pos), bytes, n).ignore_error();
+  }
+  advance_vv(*state, self, counter + static_cast<Counter>(n));
+  const auto keep = static_cast<int32_t>(run.text.size());
+  run.text.append_utf8(bytes, n);
+  // The committed bytes: what commit_direct published (the change, the op
+  // log's version, both frontiers).
+  if (done != 0) {
+    txn_len = static_cast<Counter>(done);
+    publish_into(last);
+  }
+  // The uncommitted tail: the direct keystroke the lane left open.
+  if (done != n) {
+    direct = true;
+    direct_txn.pushed = false;
+    direct_txn.keep = keep + static_cast<int32_t>(done);
+    txn_start = counter + static_cast<Counter>(done);
+    txn_len = static_cast<Counter>(n - done);
+  }
+}
+
+}  // namespace weft::crdt::detail
