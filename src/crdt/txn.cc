@@ -511,7 +511,7 @@ Status DocCore::commit(const CommitOptions& options) {
     ch.deps = txn_deps.ids();
     ch.msg = options.message;
     ch.timestamp = ts;
-    txn_ops.shrink_to_fit();  // (a long txn's list has up to 3/4 room)
+    txn_ops.shrink_to_fit();  // (a long txn's list may have most of its room free)
     ch.ops = std::move(txn_ops);
     append_change(std::move(ch));
   }

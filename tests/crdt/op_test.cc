@@ -264,11 +264,11 @@ TEST(OpList, MovingOutAHeapArrayLeavesTheInlineSlot) {
   EXPECT_EQ(txn.capacity(), 1u);
 }
 
-TEST(OpList, OpenTransactionListGrowsFourfoldAndShrinksWhenCommitted) {
+TEST(OpList, OpenTransactionListGrowsEightfoldAndShrinksWhenCommitted) {
   OpList txn;
-  constexpr int kOps = 20000;  // past the 4096 ops where the open list grows 4x
+  constexpr int kOps = 40000;  // past 4096 ops, where the open list starts growing 8x
   size_t last_cap = txn.capacity();
-  int fourfold = 0;
+  int eightfold = 0;
   for (int k = 0; k < kOps; ++k) {
     Op& op = txn.emplace_back_open();
     op.kind = OpKind::kTextInsert;
@@ -276,16 +276,16 @@ TEST(OpList, OpenTransactionListGrowsFourfoldAndShrinksWhenCommitted) {
     op.text.assign_utf8("word " + std::to_string(k), 5 + std::to_string(k).size());
     if (txn.capacity() != last_cap) {
       if (k > 4096) {
-        EXPECT_EQ(txn.capacity(), 4 * last_cap);
-        ++fourfold;
+        EXPECT_EQ(txn.capacity(), 8 * last_cap);
+        ++eightfold;
       }
       last_cap = txn.capacity();
     }
   }
-  EXPECT_GE(fourfold, 1);
+  EXPECT_GE(eightfold, 1);
   ASSERT_EQ(txn.size(), size_t{kOps});
   const size_t before = txn.capacity();
-  EXPECT_GT(before - kOps, before / 4);  // 20000 of 65536
+  EXPECT_GT(before - kOps, before / 4);  // 40000 of 262144
   txn.shrink_to_fit();
   EXPECT_EQ(txn.capacity(), size_t{kOps});
   // The ops (heap texts included) survived both the realloc growth and the shrink.
