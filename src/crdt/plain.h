@@ -244,6 +244,26 @@ class PlainSeq {
   // A chunk whose size measure (u8: bytes of a Text, units of a List) passes
   // this splits into pieces of half of it.
   size_t chunk_max() const { return is_text_ ? kTextChunkMax : kListChunkMax; }
+  // A chunk with more id runs than this splits in two at its middle run (a
+  // soft bound: searching a run scans from the nearest end or the last edit,
+  // about two runs on average in the S1-S3 traces). 32 split chunks of
+  // fragmented ids (S1-S3: ~18 runs per chunk) about as often as their bytes did.
+  static constexpr size_t kMaxRuns = 64;
+  static bool is_continuation_byte(char b) {
+    return (static_cast<unsigned char>(b) & 0xC0) == 0x80;
+  }
+  // Scalar values in valid UTF-8 s[0, m), and how many of them take two UTF-16
+  // units (4-byte sequences). One branch-free pass the compiler vectorises.
+  static size_t count_units(const char* s, size_t m, size_t* astral) {
+    size_t cont = 0, four = 0;
+    for (size_t i = 0; i < m; ++i) {
+      const auto b = static_cast<unsigned char>(s[i]);
+      cont += (b & 0xC0) == 0x80;
+      four += b >= 0xF0;
+    }
+    *astral = four;
+    return m - cont;
+  }
   // A new empty chunk with room for a full chunk's units and runs, so that
   // edits until its next split do not reallocate: a spare one when there is
   // one (splits and merges come and go in bursts), else a heap one.
