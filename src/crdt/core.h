@@ -403,14 +403,22 @@ class DocCore {
   // general path then run). Inline: every keystroke asks.
   [[gnu::always_inline]] bool type_on(uint32_t idx, size_t pos, char ch) {
     TypingBuffer& t = typing;
-    if (t.n != 0 && pos == t.pos + t.n && idx == t.idx && t.n < kTypingMax) {
-      t.bytes[t.n++] = ch;
-      return true;
+    if (t.n != 0) {
+      if (pos == t.pos + t.n && idx == t.idx && t.n < kTypingMax) {
+        t.bytes[t.n++] = ch;
+        return true;
+      }
+      flush_typing_now();
     }
+    // An open transaction (a many-op one, or the lane's direct keystroke)
+    // keeps its own paths, without a call here.
+    if (direct || !txn_ops.empty()) return false;
     return begin_typing(idx, pos, ch);
   }
-  // Flushes, then starts the buffer with `ch` when the lane's conditions for
-  // a keystroke that opens a transaction hold (see the block comment).
+  // Starts the buffer with `ch` when the lane's conditions for a keystroke
+  // that opens a transaction hold (see the block comment); false with
+  // nothing changed otherwise. REQUIRES: typing.n == 0, !direct,
+  // txn_ops.empty().
   bool begin_typing(uint32_t idx, size_t pos, char ch);
   // Doc::commit with keystrokes buffered: a commit with default options (no
   // message, no timestamp; begin_typing checked the rest) only counts them

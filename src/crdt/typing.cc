@@ -5,19 +5,17 @@
 namespace weft::crdt::detail {
 
 bool DocCore::begin_typing(uint32_t idx, size_t pos, char ch) {
-  flush_typing();
   // The lane's case for a keystroke that opens a transaction (lane_insert),
-  // at a commit boundary, without auto-commit, and a default commit merging
-  // into this peer's last change (commit_direct's rule with default options:
-  // no timestamp recorded, so only the change's message and time decide).
-  if (direct || detached || auto_commit || record_timestamp || !txn_ops.empty() ||
-      !can_write_direct()) {
-    return false;
-  }
+  // at a commit boundary (the caller checked), without auto-commit, and a
+  // default commit merging into this peer's last change (commit_direct's
+  // rule with default options: no timestamp recorded, so only the change's
+  // message and time decide).
+  if (detached || auto_commit || record_timestamp || !can_write_direct()) return false;
   const Change& last = changes.back();
   const Op& run = last.ops.back();
   if (run.kind != OpKind::kTextInsert || run.container != idx ||
-      static_cast<size_t>(run.pos) + run.text.size() != pos || !merges_into(last, {})) {
+      static_cast<size_t>(run.pos) + run.text.size() != pos ||
+      !merge_rule_allows(last.timestamp, last.msg, 0, std::nullopt)) {
     return false;
   }
   // The flush's insert_utf8 must not fail: the position is inside the text
@@ -44,13 +42,19 @@ void DocCore::flush_typing_now() {
   Op& run = last.ops.back();
   const Counter counter = last.end();
   PlainSeq& plain = *lane_plain(typing.idx);
-  if (!plain.lane_type_n(self, counter, typing.pos, bytes.data(), n)) {
+  // (One key, as when a read follows every keystroke: lane_type's constant
+  // size makes its byte move and the op text's append a few stores.)
+  if (n == 1 ? !plain.lane_type(self, counter, typing.pos, bytes[0])
+             : !plain.lane_type_n(self, counter, typing.pos, bytes.data(), n)) {
     // Cannot fail: begin_typing checked the position.
     plain.insert_utf8(self, counter, static_cast<uint32_t>(typing.pos), bytes, n).ignore_error();
   }
   advance_vv(*state, self, counter + static_cast<Counter>(n));
   const auto keep = static_cast<int32_t>(run.text.size());
-  run.text.append_utf8(bytes, n);
+  if (n == 1)
+    run.text.append_utf8(std::string_view(typing.bytes, 1), 1);
+  else
+    run.text.append_utf8(bytes, n);
   // The committed bytes: what commit_direct published (the change, the op
   // log's version, both frontiers).
   if (done != 0) {
