@@ -29,11 +29,18 @@ int unit_kind(PosUnit unit) {
 
 Status gone() { return failed_precondition("the handle is empty or its doc is gone"); }
 
-const detail::ContainerState* cstate_if(const DocCore& core, const ContainerId& id) {
-  auto it = core.container_index.find(id);
-  if (it == core.container_index.end() || it->second >= core.state->containers.size())
-    return nullptr;
-  return core.state->containers[it->second].get();
+// `cached`: the handle's cached index (ContainerRef::cached_index), which
+// spares hashing the id on every read.
+const detail::ContainerState* cstate_if(const DocCore& core, const ContainerId& id,
+                                        uint32_t cached) {
+  uint32_t idx = cached;
+  if (idx == UINT32_MAX) {
+    auto it = core.container_index.find(id);
+    if (it == core.container_index.end()) return nullptr;
+    idx = it->second;
+  }
+  if (idx >= core.state->containers.size()) return nullptr;
+  return core.state->containers[idx].get();
 }
 
 // Out of line: building the default CommitOptions is most of a call site.
@@ -292,7 +299,7 @@ Status TextRef::mark(size_t start, size_t end, std::string_view key, const Value
 size_t TextRef::len(PosUnit unit) const {
   if (!core_) return 0;
   core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_);
+  const auto* cs = cstate_if(*core_, id_, cached_index());
   if (!cs) return 0;
   switch (unit) {
     case PosUnit::kUnicode:
@@ -308,14 +315,14 @@ size_t TextRef::len(PosUnit unit) const {
 std::string TextRef::to_string() const {
   if (!core_) return "";
   core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_);
+  const auto* cs = cstate_if(*core_, id_, cached_index());
   return cs ? cs->text() : "";
 }
 
 Result<size_t> TextRef::convert_pos(size_t pos, PosUnit from, PosUnit to) const {
   if (!core_) return gone();
   core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_);
+  const auto* cs = cstate_if(*core_, id_, cached_index());
   if (!cs) {
     if (pos == 0) return size_t{0};
     return out_of_range("position past the end of an empty text");
@@ -394,14 +401,14 @@ Result<ContainerId> ListRef::insert_container(size_t index, ContainerType type) 
 size_t ListRef::len() const {
   if (!core_) return 0;
   core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_);
+  const auto* cs = cstate_if(*core_, id_, cached_index());
   return cs ? cs->units() : 0;
 }
 
 Result<Value> ListRef::get(size_t index) const {
   if (!core_) return gone();
   core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_);
+  const auto* cs = cstate_if(*core_, id_, cached_index());
   if (!cs || index >= cs->units()) {
     return out_of_range("list index " + std::to_string(index) + " is past the end");
   }
@@ -476,7 +483,7 @@ Result<ContainerId> MapRef::set_container(std::string_view key, ContainerType ty
 std::optional<Value> MapRef::get(std::string_view key) const {
   if (!core_) return std::nullopt;
   core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_);
+  const auto* cs = cstate_if(*core_, id_, cached_index());
   if (!cs) return std::nullopt;
   auto it = cs->map.find(std::string(key));
   if (it == cs->map.end()) return std::nullopt;
@@ -486,7 +493,7 @@ std::optional<Value> MapRef::get(std::string_view key) const {
 size_t MapRef::size() const {
   if (!core_) return 0;
   core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_);
+  const auto* cs = cstate_if(*core_, id_, cached_index());
   if (!cs) return 0;
   size_t n = 0;
   for (const auto& [k, e] : cs->map) n += e.value.has_value();
@@ -497,7 +504,7 @@ ValueMap MapRef::values() const {
   ValueMap out;
   if (!core_) return out;
   core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_);
+  const auto* cs = cstate_if(*core_, id_, cached_index());
   if (!cs) return out;
   for (const auto& [k, e] : cs->map) {
     if (e.value) out.emplace(k, *e.value);
@@ -524,7 +531,7 @@ Status CounterRef::increment(double delta) {
 double CounterRef::value() const {
   if (!core_) return 0;
   core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_);
+  const auto* cs = cstate_if(*core_, id_, cached_index());
   return cs ? cs->counter : 0;
 }
 

@@ -42,6 +42,9 @@ class ContainerRef {
   // The container's index in its doc (interned on first use, then cached).
   // REQUIRES: valid().
   uint32_t doc_index() const;
+  // The index doc_index() cached, UINT32_MAX before its first call (readers
+  // use it to skip the id lookup without interning).
+  uint32_t cached_index() const { return index_; }
 
   std::shared_ptr<detail::DocCore> core_;
   ContainerId id_;
