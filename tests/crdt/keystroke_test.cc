@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "crdt/core.h"
+#include "crdt/doc_compare.h"
 #include "weft/crdt/doc.h"
 #include "weft/crdt/undo.h"
 
@@ -47,18 +48,6 @@ std::string describe(const DocEvent& e) {
     } else {
       s += std::to_string(std::get<CounterDelta>(d.diff).delta);
     }
-  }
-  return s;
-}
-
-std::string describe(const std::vector<ChangeMeta>& changes) {
-  std::string s;
-  for (const ChangeMeta& c : changes) {
-    s += c.id.to_string() + " len " + std::to_string(c.len) + " lamport " +
-         std::to_string(c.lamport) + " ts " + std::to_string(c.timestamp) + " msg " +
-         (c.message ? *c.message : "-") + " deps";
-    for (const ID& d : c.deps) s += " " + d.to_string();
-    s += "\n";
   }
   return s;
 }
@@ -186,7 +175,7 @@ void apply(Replica& rep, const Step& step, const std::string& remote) {
           peek = doc.export_updates();
           break;
         case 1:
-          peek = describe(doc.changes());
+          peek = testing::describe_changes(doc.changes());
           break;
         case 2:
           peek = std::to_string(doc.change_count()) + " " + std::to_string(doc.op_count());
@@ -234,15 +223,7 @@ void apply(Replica& rep, const Step& step, const std::string& remote) {
 
 // Everything observable about a replica's history and state.
 void expect_same(const Replica& a, const Replica& b) {
-  RC_ASSERT(a.doc.to_json_string() == b.doc.to_json_string());
-  RC_ASSERT(a.doc.version().to_json_string() == b.doc.version().to_json_string());
-  RC_ASSERT(a.doc.oplog_version().to_json_string() == b.doc.oplog_version().to_json_string());
-  RC_ASSERT(a.doc.frontiers() == b.doc.frontiers());
-  RC_ASSERT(a.doc.oplog_frontiers() == b.doc.oplog_frontiers());
-  RC_ASSERT(describe(a.doc.changes()) == describe(b.doc.changes()));
-  RC_ASSERT(a.doc.export_updates() == b.doc.export_updates());
-  RC_ASSERT(a.doc.export_snapshot() == b.doc.export_snapshot());
-  RC_ASSERT(a.doc.export_json_updates() == b.doc.export_json_updates());
+  testing::expect_same_doc(a.doc, b.doc);
   RC_ASSERT(a.seen == b.seen);
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "crdt/core.h"
+#include "crdt/doc_compare.h"
 #include "weft/crdt/doc.h"
 
 namespace weft::crdt {
@@ -53,13 +54,7 @@ struct Session {
 };
 
 void expect_same(Session& a, Session& b) {
-  RC_ASSERT(a.doc.to_json_string() == b.doc.to_json_string());
-  RC_ASSERT(a.doc.oplog_version().to_json_string() == b.doc.oplog_version().to_json_string());
-  RC_ASSERT(a.doc.oplog_frontiers() == b.doc.oplog_frontiers());
-  RC_ASSERT(a.doc.export_updates() == b.doc.export_updates());
-  RC_ASSERT(a.doc.export_snapshot() == b.doc.export_snapshot());
-  RC_ASSERT(a.doc.export_json_updates() == b.doc.export_json_updates());
-  RC_ASSERT(a.doc.op_count() == b.doc.op_count());
+  testing::expect_same_doc(a.doc, b.doc);
   RC_ASSERT(a.seen == b.seen);
 }
 
