@@ -373,14 +373,17 @@ class DocCore {
     return slots[idx]->plain.get();
   }
   // ---- the typing buffer (crdt-typing): typed-on keystrokes held back.
-  // Typing on where the lane would take it, at a commit boundary (no direct
-  // keystroke, no open transaction, nothing observing, not auto-committing,
-  // and a commit with default options would merge into this peer's last
-  // change), stores each ASCII byte here and each default commit after them
-  // as a count; nothing else changes. flush_typing() then applies them in one
-  // step: one plain-state insert of all bytes (PlainSeq::lane_type_n at the
-  // hinted spot, else insert_utf8), one append to the last insert op's text,
-  // the state's version, and for the committed bytes the change's len, the op
+  // ASCII keys typed one after another into a Text with a plain state, the
+  // first at a commit boundary (no direct keystroke, no open transaction,
+  // nothing observing, not auto-committing, and a commit with default options
+  // would merge into this peer's last change), are stored here as bytes and
+  // each default commit after them as a count; nothing else changes.
+  // flush_typing() then applies them in one step: one plain-state insert of
+  // all bytes (PlainSeq::lane_type_n at the hinted spot, else insert_utf8),
+  // one append to the text of the change's last op when they continue that
+  // insert, else a new op (`fresh`: a key at another cursor or after a
+  // delete, as the direct keystroke would append), the state's version, and
+  // for the committed bytes the change's len, the op
   // log's version and both frontiers (publish_into); an uncommitted tail
   // stays the direct keystroke the lane would have left (same ids, ops and
   // versions as the lane after the same calls). Every other entry point — each
@@ -394,7 +397,8 @@ class DocCore {
     uint32_t n = 0;          // bytes held (0: empty, the fields below unused)
     uint32_t committed = 0;  // how many of them default commits covered
     uint32_t idx = 0;        // the Text container
-    size_t pos = 0;          // unicode position of bytes[0]: the last insert op's end
+    bool fresh = false;      // the bytes start a new op (else they extend the last one)
+    size_t pos = 0;          // unicode position of bytes[0]
     char bytes[kTypingMax];
   } typing;
   // Buffers ASCII `ch` typed at unicode position `pos` of Text `idx` when it

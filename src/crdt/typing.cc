@@ -5,23 +5,24 @@
 namespace weft::crdt::detail {
 
 bool DocCore::begin_typing(uint32_t idx, size_t pos, char ch) {
-  // The lane's case for a keystroke that opens a transaction (lane_insert),
-  // at a commit boundary (the caller checked), without auto-commit, and a
-  // default commit merging into this peer's last change (commit_direct's
-  // rule with default options: no timestamp recorded, so only the change's
-  // message and time decide).
+  // The lane's case for a keystroke that opens a transaction, at a commit
+  // boundary (the caller checked), without auto-commit, and a default commit
+  // merging into this peer's last change (commit_direct's rule with default
+  // options: no timestamp recorded, so only the change's message and time
+  // decide).
   if (detached || auto_commit || record_timestamp || !can_write_direct()) return false;
   const Change& last = changes.back();
-  const Op& run = last.ops.back();
-  if (run.kind != OpKind::kTextInsert || run.container != idx ||
-      static_cast<size_t>(run.pos) + run.text.size() != pos ||
-      !merge_rule_allows(last.timestamp, last.msg, 0, std::nullopt)) {
-    return false;
-  }
+  if (!merge_rule_allows(last.timestamp, last.msg, 0, std::nullopt)) return false;
   // The flush's insert_utf8 must not fail: the position is inside the text
   // (nothing touches the plain state until the flush).
   const PlainSeq* plain = lane_plain(idx);
-  if (!plain || pos > plain->visible_units()) return false;
+  if (!plain || pos > plain->visible_units() || pos > INT32_MAX) return false;
+  // Typing on at the end of the change's last insert extends that op; a key
+  // anywhere else (another cursor, after a delete) starts a new op, as the
+  // direct keystroke would (extend_op joins only adjacent inserts).
+  const Op& run = last.ops.back();
+  typing.fresh = run.kind != OpKind::kTextInsert || run.container != idx ||
+                 static_cast<size_t>(run.pos) + run.text.size() != pos;
   typing.idx = idx;
   typing.pos = pos;
   typing.bytes[0] = ch;
@@ -39,7 +40,6 @@ void DocCore::flush_typing_now() {
   // hinted spot when the chunk has room, as lane_type), the version, the
   // last insert op's text.
   Change& last = changes.back();
-  Op& run = last.ops.back();
   const Counter counter = last.end();
   PlainSeq& plain = *lane_plain(typing.idx);
   // (One key, as when a read follows every keystroke: lane_type's constant
@@ -50,11 +50,20 @@ void DocCore::flush_typing_now() {
     plain.insert_utf8(self, counter, static_cast<uint32_t>(typing.pos), bytes, n).ignore_error();
   }
   advance_vv(*state, self, counter + static_cast<Counter>(n));
-  const auto keep = static_cast<int32_t>(run.text.size());
+  // The bytes go at the end of the change's last op, or of a new one.
+  Op* run = &last.ops.back();
+  if (typing.fresh) {
+    run = &last.ops.emplace_back();
+    run->kind = OpKind::kTextInsert;
+    run->container = typing.idx;
+    run->counter = counter;
+    run->pos = static_cast<int32_t>(typing.pos);
+  }
+  const auto keep = static_cast<int32_t>(run->text.size());
   if (n == 1)
-    run.text.append_utf8(std::string_view(typing.bytes, 1), 1);
+    run->text.append_utf8(std::string_view(typing.bytes, 1), 1);
   else
-    run.text.append_utf8(bytes, n);
+    run->text.append_utf8(bytes, n);
   // The committed bytes: what commit_direct published (the change, the op
   // log's version, both frontiers).
   if (done != 0) {
@@ -64,7 +73,8 @@ void DocCore::flush_typing_now() {
   // The uncommitted tail: the direct keystroke the lane left open.
   if (done != n) {
     direct = true;
-    direct_txn.pushed = false;
+    // All of a new op uncommitted: the keystroke appended it; else the tail extends it.
+    direct_txn.pushed = typing.fresh && done == 0;
     direct_txn.keep = keep + static_cast<int32_t>(done);
     txn_start = counter + static_cast<Counter>(done);
     txn_len = static_cast<Counter>(n - done);
