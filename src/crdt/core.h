@@ -412,7 +412,7 @@ class DocCore {
         t.bytes[t.n++] = ch;
         return true;
       }
-      flush_typing_now();
+      return retype(idx, pos, ch);
     }
     // An open transaction (a many-op one, or the lane's direct keystroke)
     // keeps its own paths, without a call here.
@@ -424,6 +424,9 @@ class DocCore {
   // nothing changed otherwise. REQUIRES: typing.n == 0, !direct,
   // txn_ops.empty().
   bool begin_typing(uint32_t idx, size_t pos, char ch);
+  // type_on's case for a key that does not continue the buffer: flushes it,
+  // then buffers `ch` as begin_typing would (false when it would not).
+  bool retype(uint32_t idx, size_t pos, char ch);
   // Doc::commit with keystrokes buffered: a commit with default options (no
   // message, no timestamp; begin_typing checked the rest) only counts them
   // as committed; any other flushes and returns false (the caller commits).

@@ -84,7 +84,7 @@ size_t PlainSeq::offset_of(const Chunk& c, size_t off) const {
 }
 
 void PlainSeq::clear() {
-  hint_chunk_ = nullptr;
+  forget_hints();
   for (Chunk* c : chunks_) delete c;
   chunks_.clear();
   for (Chunk* c : spare_) delete c;
@@ -96,6 +96,21 @@ void PlainSeq::clear() {
 void PlainSeq::seek(int kind, size_t n) const {
   Prefix& p = cache_;
   if (p.ci > chunks_.size()) p = Prefix();
+  // Two cursors: start from the other one when it is nearer (it becomes the
+  // cache, the cache the other one), else walk from here and, after a long
+  // move, leave the other cursor here.
+  const auto distance = [&](const Prefix& q) {
+    const size_t at = prefix_count(q, kind);
+    return at > n ? at - n : n - at;
+  };
+  const Prefix from = p;
+  const bool swap = alt_.ci <= chunks_.size() && distance(alt_) < distance(p);
+  if (swap) {
+    std::swap(p, alt_);
+    std::swap(hint_chunk_, alt_hint_chunk_);
+    std::swap(hint_, alt_hint_);
+    std::swap(hint_end_, alt_hint_end_);
+  }
   while (p.ci > 0 && prefix_count(p, kind) >= n) {
     const Chunk& c = *chunks_[--p.ci];
     p.n -= c.n;
@@ -107,6 +122,13 @@ void PlainSeq::seek(int kind, size_t n) const {
     p.n += c.n;
     p.u16 += c.u16;
     p.u8 += c.u8;
+  }
+  if (!swap && (p.ci > from.ci + 1 || p.ci + 1 < from.ci)) {
+    alt_ = from;
+    alt_hint_chunk_ = hint_chunk_;
+    alt_hint_ = hint_;
+    alt_hint_end_ = hint_end_;
+    hint_chunk_ = nullptr;
   }
 }
 
@@ -187,11 +209,12 @@ inline void PlainSeq::insert_at(uint32_t ci, size_t off, uint32_t peer, int32_t 
     hint_ = insert_ids(c.runs, c.n, off, &c == hint_chunk_ ? hint_ : RunPos{}, peer, counter,
                        static_cast<uint32_t>(n));
   }
-  hint_chunk_ = &c;
+  hint_at(&c);
   hint_end_ = off + n;  // the new units end run hint_.run
   c.n += static_cast<uint32_t>(n);
   c.u16 += static_cast<uint32_t>(u16);
   c.u8 += static_cast<uint32_t>(u8);
+  alt_counts(ci, n, u16, u8);
   total_n_ += n;
   total_u16_ += u16;
   total_u8_ += u8;
@@ -210,11 +233,12 @@ Status PlainSeq::erase(uint32_t pos, uint32_t n) {
                         std::to_string(total_n_) + ")");
   }
   if (n == 0) return Status();
+  seek_unit(size_t{pos} + 1);
   // The hint moves to the chunks edited here (never to a dropped one, whose
-  // address may come back).
+  // address may come back). (After the seek, which may swap it with the
+  // other cursor's.)
   const Chunk* hinted = hint_chunk_;
   hint_chunk_ = nullptr;
-  seek_unit(size_t{pos} + 1);
   // Only chunks at or after cache_.ci change, so the cached prefix stays valid.
   const uint32_t ci = cache_.ci;
   size_t off = pos - cache_.n;
@@ -247,17 +271,21 @@ Status PlainSeq::erase(uint32_t pos, uint32_t n) {
       c.text.erase(from, u8);
     }
     hint_ = erase_ids(c.runs, c.n, off, take, &c == hinted ? hint_ : RunPos{});
-    hint_chunk_ = &c;
+    hint_at(&c);
     hint_end_ = SIZE_MAX;  // no run known to end at a given unit
     c.n -= static_cast<uint32_t>(take);
     c.u16 -= static_cast<uint32_t>(u16);
     c.u8 -= static_cast<uint32_t>(u8);
+    alt_counts(j, 0 - take, 0 - u16, 0 - u8);
     total_n_ -= take;
     total_u16_ -= u16;
     total_u8_ -= u8;
     off = 0;
   }
   if (drop_to > drop_from) {
+    const Chunk* kept = hint_chunk_;
+    forget_hints();
+    hint_chunk_ = kept;  // (never a dropped chunk: see above)
     for (uint32_t j = drop_from; j < drop_to; ++j) drop_chunk(chunks_[j]);
     chunks_.erase(chunks_.begin() + drop_from, chunks_.begin() + drop_to);
   }
@@ -304,7 +332,7 @@ size_t PlainSeq::id_at(size_t pos, uint32_t* peer, int32_t* counter) const {
   const size_t r = find_run(c.runs, c.n, off, &c == hint_chunk_ ? hint_ : RunPos{}, &start);
   // Remember the run: an erase at `pos` usually follows.
   if (&c != hint_chunk_ || r != hint_.run) hint_end_ = SIZE_MAX;
-  hint_chunk_ = &c;
+  hint_at(&c);
   hint_ = RunPos{r, start};
   const IdRun& run = c.runs[r];
   *peer = run.peer;

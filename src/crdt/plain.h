@@ -175,6 +175,7 @@ class PlainSeq {
     hint_end_ = off + m;
     c.n += k, c.u16 += k, c.u8 += k;
     total_n_ += m, total_u16_ += m, total_u8_ += m;
+    if (cache_.ci < alt_.ci) alt_.n += m, alt_.u16 += m, alt_.u8 += m;
     return true;
   }
   // id_at(pos) + erase(pos, 1), when unit `pos` is in the cached, hinted,
@@ -210,6 +211,7 @@ class PlainSeq {
     hint_end_ = SIZE_MAX;
     --c.n, --c.u16, --c.u8;
     --total_n_, --total_u16_, --total_u8_;
+    if (cache_.ci < alt_.ci) --alt_.n, --alt_.u16, --alt_.u8;
     return true;
   }
   // ---- end of typing lane
@@ -230,6 +232,7 @@ class PlainSeq {
     // so u8 == n means "one byte per unit" for both kinds).
     uint32_t n = 0, u16 = 0, u8 = 0;
   };
+  static constexpr uint32_t kNoChunk = UINT32_MAX;  // Prefix::ci of no position
   // Sums of the counts of chunks [0, ci).
   struct Prefix {
     uint32_t ci = 0;
@@ -273,8 +276,28 @@ class PlainSeq {
   void drop_chunk(Chunk* c);
   // Byte (Text) or value (List) offset of unit `off` of `c`. REQUIRES: off <= c.n.
   size_t offset_of(const Chunk& c, size_t off) const;
-  // Moves the cache to the first chunk whose running count reaches n (n >= 1).
+  // Moves the cache to the first chunk whose running count reaches n (n >= 1),
+  // from the cache or the other cursor's position, whichever is nearer (see
+  // alt_).
   void seek(int kind, size_t n) const;
+  // Makes `c` the hinted chunk (the one edited last), keeping the other
+  // cursor's hint off it (see alt_hint_chunk_).
+  void hint_at(const Chunk* c) const {
+    hint_chunk_ = c;
+    if (alt_hint_chunk_ == c) alt_hint_chunk_ = nullptr;
+  }
+  // The chunk list changes (split, merge, drop, clear): both hints and the
+  // other cursor are forgotten.
+  void forget_hints() const {
+    hint_chunk_ = nullptr;
+    alt_hint_chunk_ = nullptr;
+    alt_ = Prefix{kNoChunk, 0, 0, 0};
+  }
+  // Chunk `ci`'s counts grew (or shrank: the deltas wrap) by these: the other
+  // cursor's prefix sums cover it when it lies before that cursor.
+  void alt_counts(uint32_t ci, size_t n, size_t u16, size_t u8) {
+    if (ci < alt_.ci) alt_.n += n, alt_.u16 += u16, alt_.u8 += u8;
+  }
   // seek(0, n), with the common case inline: unit n is in the cached chunk.
   void seek_unit(size_t n) const {
     if (cache_.ci < chunks_.size() && cache_.n < n && n <= cache_.n + chunks_[cache_.ci]->n) return;
@@ -332,6 +355,16 @@ class PlainSeq {
   std::vector<Chunk*> chunks_;  // owned
   std::vector<Chunk*> spare_;   // owned, empty, at most kMaxSpare (see drop_chunk)
   mutable Prefix cache_;
+  // The other cursor: where the cache was before its last long move (two
+  // typists, or an edit and a read elsewhere), so that a seek back there
+  // starts from it (seek swaps the two), with the hint that went with it.
+  // Edits keep its sums right (alt_counts); ci == kNoChunk when there is none.
+  // alt_hint_chunk_ is never hint_chunk_ (hint_at), so edits of the hinted
+  // chunk's runs need not check it; any other run edit goes through hint_at.
+  mutable Prefix alt_{kNoChunk, 0, 0, 0};
+  mutable const Chunk* alt_hint_chunk_ = nullptr;
+  mutable RunPos alt_hint_;
+  mutable size_t alt_hint_end_ = SIZE_MAX;
   // A run boundary of the chunk edited last, so typing on extends its run
   // without a search and nearby edits search from there; cleared when that
   // chunk's runs change otherwise (split, merge, clear).

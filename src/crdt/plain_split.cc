@@ -33,7 +33,7 @@ PlainSeq::Chunk* PlainSeq::move_tail(Chunk& c, size_t off) {
 void PlainSeq::insert_bulk(uint32_t ci, size_t off, uint32_t peer, int32_t counter,
                            const char* bytes, size_t m, const uint32_t* values, size_t n,
                            size_t u16) {
-  hint_chunk_ = nullptr;
+  forget_hints();
   Chunk& c = *chunks_[ci];
   const size_t old_count = chunks_.size();
   // The units after `off` move to a chunk of their own (appended to chunks_
@@ -104,7 +104,7 @@ void PlainSeq::insert_bulk(uint32_t ci, size_t off, uint32_t peer, int32_t count
 }
 
 void PlainSeq::split_runs(uint32_t ci) {
-  hint_chunk_ = nullptr;
+  forget_hints();
   Chunk& c = *chunks_[ci];
   const size_t mid = c.runs.size() / 2;
   size_t units = 0;
@@ -116,7 +116,7 @@ void PlainSeq::split_runs(uint32_t ci) {
 }
 
 void PlainSeq::split(uint32_t ci) {
-  hint_chunk_ = nullptr;
+  forget_hints();
   Chunk& c = *chunks_[ci];
   const size_t size = c.u8;  // bytes of a Text, units of a List (> chunk_max())
   // Equal pieces of at least half a chunk: a chunk one byte over full makes
@@ -190,7 +190,7 @@ void PlainSeq::split(uint32_t ci) {
 }
 
 void PlainSeq::merge_next(uint32_t ci) {
-  hint_chunk_ = nullptr;
+  forget_hints();
   Chunk& a = *chunks_[ci];
   Chunk* b = chunks_[ci + 1];
   if (is_text_)

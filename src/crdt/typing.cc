@@ -31,6 +31,24 @@ bool DocCore::begin_typing(uint32_t idx, size_t pos, char ch) {
   return true;
 }
 
+bool DocCore::retype(uint32_t idx, size_t pos, char ch) {
+  // Every key committed with default options, into the same Text (typing,
+  // then a jump to another cursor): after the flush, all that begin_typing
+  // checked still holds, as nothing else ran since it did (every other
+  // entry point flushes first) and the flush left the change published with
+  // the state right at its end. Only the position is new.
+  const bool committed = typing.committed == typing.n && idx == typing.idx;
+  const size_t end = typing.pos + typing.n;  // where the change's last op ends
+  flush_typing_now();
+  if (!committed) return !direct && txn_ops.empty() && begin_typing(idx, pos, ch);
+  if (pos > lane_plain(idx)->visible_units() || pos > INT32_MAX) return false;
+  typing.fresh = pos != end;  // (pos == end: the buffer was full)
+  typing.pos = pos;
+  typing.bytes[0] = ch;
+  typing.n = 1;
+  return true;
+}
+
 void DocCore::flush_typing_now() {
   const uint32_t n = typing.n, done = typing.committed;
   typing.n = 0;

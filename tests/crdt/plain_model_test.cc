@@ -6,6 +6,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -168,6 +169,109 @@ RC_GTEST_PROP(PlainSeqModel, TextMatchesAU32StringModel, ()) {
   RC_ASSERT(!seq.insert_utf8(1, 0, static_cast<uint32_t>(model.size() + 1), "a", 1).ok());
   RC_ASSERT(!seq.erase(static_cast<uint32_t>(model.size()), 1).ok());
   RC_ASSERT(seq.visible_units() == model.size());
+}
+
+// Two typists in one text (a flattened two-author trace): edits alternate
+// between two cursors, so a switch seeks back to the other cursor's
+// remembered position (PlainSeq::alt_), which every edit before it must keep
+// right. Keys go through the typing lane (lane_type / lane_type_n where the
+// last insert ended, else insert_utf8), backspaces through lane_erase_one
+// (else id_at + erase); pastes with non-ASCII pieces and long erases split,
+// merge and drop chunks under both cursors. After every step: the counts,
+// a random boundary in all three units and the ids at both cursors.
+RC_GTEST_PROP(PlainSeqModel, TwoCursorsStayRightAcrossEdits, ()) {
+  PlainSeq seq(true);
+  std::u32string model;
+  Ids ids;
+  int32_t counter = 0;  // one peer, as in a flattened trace
+  size_t cursors[2] = {0, 0};
+  const auto insert = [&](size_t pos, const std::u32string& text) {
+    model.insert(pos, text);
+    for (size_t k = 0; k < text.size(); ++k)
+      ids.insert(ids.begin() + static_cast<ptrdiff_t>(pos + k),
+                 {1u, counter + static_cast<int32_t>(k)});
+    counter += static_cast<int32_t>(text.size());
+    for (size_t& c : cursors) c += c > pos ? text.size() : 0;
+  };
+  const auto erase = [&](size_t pos, size_t n) {
+    model.erase(pos, n);
+    ids.erase(ids.begin() + static_cast<ptrdiff_t>(pos),
+              ids.begin() + static_cast<ptrdiff_t>(pos + n));
+    for (size_t& c : cursors) c = c <= pos ? c : c < pos + n ? pos : c - n;
+  };
+  const int steps = *rc::gen::inRange(1, 400);
+  int who = 0;
+  for (int i = 0; i < steps; ++i) {
+    if (*rc::gen::inRange(0, 3) == 0) who = 1 - who;             // a switch of typist
+    if (const int move = *rc::gen::inRange(0, 20); move == 0) {  // a jump
+      cursors[who] = *rc::gen::inRange<size_t>(0, model.size() + 1);
+    } else if (move == 1) {  // a move of a chunk or two, either way
+      const size_t at = cursors[who], by = *rc::gen::inRange<size_t>(0, 700);
+      cursors[who] =
+          *rc::gen::arbitrary<bool>() ? std::min(model.size(), at + by) : (at > by ? at - by : 0);
+    }
+    const int what = *rc::gen::inRange(0, 20);
+    if (what < 12) {
+      // A burst of ASCII keys, one or a few bytes per lane call.
+      const int keys = *rc::gen::inRange(1, 12);
+      for (int k = 0; k < keys;) {
+        const size_t at = cursors[who];
+        const int m = std::min(keys - k, *rc::gen::inRange(1, 5));
+        std::string bytes;
+        for (int j = 0; j < m; ++j) bytes += static_cast<char>('a' + (k + j + who * 13) % 26);
+        const bool lane = m == 1 ? seq.lane_type(1, counter, at, bytes[0])
+                                 : seq.lane_type_n(1, counter, at, bytes.data(), bytes.size());
+        if (!lane)
+          RC_ASSERT(
+              seq.insert_utf8(1, counter, static_cast<uint32_t>(at), bytes, bytes.size()).ok());
+        insert(at, std::u32string(bytes.begin(), bytes.end()));
+        cursors[who] = at + bytes.size();
+        k += m;
+      }
+    } else if (what < 16) {
+      // Backspaces.
+      const int keys = *rc::gen::inRange(1, 4);
+      for (int k = 0; k < keys && cursors[who] > 0; ++k) {
+        const size_t pos = cursors[who] - 1;
+        uint32_t peer = 0;
+        int32_t ctr = 0;
+        if (!seq.lane_erase_one(pos, &peer, &ctr)) {
+          seq.id_at(pos, &peer, &ctr);
+          RC_ASSERT(seq.erase(static_cast<uint32_t>(pos), 1).ok());
+        }
+        RC_ASSERT(ids[pos] == std::make_pair(peer, ctr));
+        erase(pos, 1);
+        cursors[who] = pos;
+      }
+    } else if (what < 18) {
+      // A paste at the cursor (splits its chunk), sometimes not ASCII.
+      std::u32string text;
+      const int reps = *rc::gen::inRange(1, 200);
+      for (int r = 0; r < reps; ++r)
+        text += *rc::gen::arbitrary<bool>() ? U"paste " : *rc::gen::elementOf(pieces());
+      const size_t at = cursors[who];
+      RC_ASSERT(
+          seq.insert_utf8(1, counter, static_cast<uint32_t>(at), utf8_of(text), text.size()).ok());
+      insert(at, text);
+      cursors[who] = at + text.size();
+    } else if (!model.empty()) {
+      // A range erase anywhere, short or across chunks (merges and drops them).
+      const size_t pos = *rc::gen::inRange<size_t>(0, model.size());
+      const size_t most = std::min<size_t>(model.size() - pos, what == 19 ? 2000 : 6);
+      const size_t n = *rc::gen::inRange<size_t>(1, most + 1);
+      RC_ASSERT(seq.erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n)).ok());
+      erase(pos, n);
+    }
+    RC_ASSERT(seq.visible_units() == model.size());
+    RC_ASSERT(seq.utf16_len() == utf16_of(model));
+    RC_ASSERT(seq.utf8_len() == utf8_of(model).size());
+    check_locate(seq, model, *rc::gen::inRange<size_t>(0, model.size() + 1));
+    for (const size_t c : cursors) {
+      if (c < model.size()) check_id_at(seq, ids, c);
+    }
+  }
+  RC_ASSERT(seq.to_utf8() == utf8_of(model));
+  check_ids(seq, ids, 0, model.size());
 }
 
 RC_GTEST_PROP(PlainSeqModel, ListMatchesAVectorModel, ()) {
