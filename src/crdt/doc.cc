@@ -117,8 +117,12 @@ Result<Value> Doc::get_value(const ContainerId& id) const {
 }
 
 Status Doc::commit(const CommitOptions& options) {
-  // Buffered keystrokes: a default commit is a count (see DocCore::typing).
+  // Buffered keystrokes: a default commit is a count (see DocCore::typing),
+  // in a frame that saves no registers for the other cases.
   if (core_->typing.n != 0 && core_->commit_typing(options)) return Status();
+  return commit_unbuffered(options);
+}
+[[gnu::noinline]] Status Doc::commit_unbuffered(const CommitOptions& options) {
   // The keystroke commits without the general path's call frame.
   if (core_->direct && core_->commit_direct(options)) return Status();
   if (core_->txn_ops.size() == 1 && core_->commit_in_place(options)) return Status();
