@@ -163,20 +163,13 @@ bool ContainerRef::is_attached_to_root() const {
 
 Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
   // One ASCII character typed on: the typing buffer (see DocCore::type_on),
-  // else (insert_unbuffered) the typing lane and the general path. (ASCII
-  // checked first: invalid UTF-8 is refused before the container is interned.)
+  // else the typing lane (see lane_insert). (ASCII checked first: invalid
+  // UTF-8 is refused before the container is interned.)
   if (text.size() == 1 && static_cast<unsigned char>(text[0]) < 0x80 && unit == PosUnit::kUnicode &&
-      core_ && core_->type_on(doc_index(), pos, text[0])) {
-    return Status();  // (a buffer exists only without auto-commit)
-  }
-  return insert_unbuffered(pos, text, unit);
-}
-
-[[gnu::noinline]] Status TextRef::insert_unbuffered(size_t pos, std::string_view text,
-                                                    PosUnit unit) {
-  if (text.size() == 1 && static_cast<unsigned char>(text[0]) < 0x80 && unit == PosUnit::kUnicode &&
-      core_ && core_->lane_insert(doc_index(), pos, text[0])) {
-    return core_->auto_commit ? commit_now(*core_) : Status();
+      core_) {
+    const uint32_t idx = doc_index();
+    if (core_->type_on(idx, pos, text[0]) || core_->lane_insert(idx, pos, text[0]))
+      return core_->auto_commit ? commit_now(*core_) : Status();
   }
   if (!core_) return gone();
   core_->flush_typing();

@@ -84,11 +84,6 @@ class TextRef : public ContainerRef {
   // Converts a position between units. Errors: kOutOfRange, kInvalidArgument
   // (a position inside a character).
   Result<size_t> convert_pos(size_t pos, PosUnit from, PosUnit to) const;
-
- private:
-  // insert's every case but a buffered keystroke, out of line so that the
-  // keystroke's call stays a small frame.
-  Status insert_unbuffered(size_t pos, std::string_view text, PosUnit unit);
 };
 
 // A list of values (or child containers).
