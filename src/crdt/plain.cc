@@ -18,19 +18,26 @@ Status past_the_end(size_t pos, size_t total) {
 }  // namespace
 
 void ChunkBytes::grow(size_t need) {
-  const size_t cap = std::max(need, cap_ + cap_ / 2);
-  auto* p = static_cast<char*>(std::realloc(p_, cap));
+  const size_t cap = std::max(need, size_t{cap_} + cap_ / 2);
+  char* p = nullptr;
+  if (p_ == own_) {
+    p = static_cast<char*>(std::malloc(cap));
+    if (p != nullptr && size_ != 0) std::memcpy(p, p_, size_);
+  } else {
+    p = static_cast<char*>(std::realloc(p_, cap));
+  }
   if (p == nullptr) throw std::bad_alloc();
   p_ = p;
-  cap_ = cap;
+  cap_ = static_cast<uint32_t>(cap);
 }
 
 void ChunkBytes::shrink_to_fit() {
-  if (size_ == cap_) return;
-  if (size_ == 0) {
+  if (p_ == own_ || size_ == cap_) return;
+  if (size_ <= own_cap_) {  // back into the chunk's own room
+    if (size_ != 0) std::memcpy(own_, p_, size_);
     std::free(p_);
-    p_ = nullptr;
-    cap_ = 0;
+    p_ = own_;
+    cap_ = own_cap_;
     return;
   }
   auto* p = static_cast<char*>(std::realloc(p_, size_));
@@ -39,19 +46,33 @@ void ChunkBytes::shrink_to_fit() {
   cap_ = size_;
 }
 
+PlainSeq::Chunk* PlainSeq::alloc_chunk(size_t runs, size_t bytes) {
+  static_assert(sizeof(Chunk) % alignof(IdRun) == 0);
+  char* block = static_cast<char*>(::operator new(sizeof(Chunk) + runs * sizeof(IdRun) + bytes));
+  auto* own_runs = reinterpret_cast<IdRun*>(block + sizeof(Chunk));
+  char* own_text = bytes ? block + sizeof(Chunk) + runs * sizeof(IdRun) : nullptr;
+  return new (block) Chunk(own_runs, runs, own_text, bytes);
+}
+
+void PlainSeq::free_chunk(Chunk* c) {
+  c->~Chunk();
+  ::operator delete(static_cast<void*>(c));
+}
+
 PlainSeq::Chunk* PlainSeq::new_chunk() {
   Chunk* c = nullptr;
   if (spare_.empty()) {
-    c = new Chunk();
+    c = alloc_chunk(kOwnRuns, is_text_ ? chunk_max() + 32 : 0);
   } else {
     c = spare_.back();
     spare_.pop_back();
   }
+  // (No-ops but for a spare that came from a snapshot's exact-size chunks.)
   if (is_text_)
-    c->text.reserve(chunk_max() + 32);  // an insert of up to 32 bytes fits
+    c->text.reserve(chunk_max() + 32);
   else
     c->values.reserve(chunk_max() + 8);
-  c->runs.reserve(kMaxRuns / 2);
+  c->runs.reserve(kOwnRuns);
   return c;
 }
 
@@ -60,7 +81,7 @@ void PlainSeq::drop_chunk(Chunk* c) {
   // is not kept: spares hold about one chunk's room.
   const size_t room = is_text_ ? c->text.capacity() : c->values.capacity();
   if (spare_.size() >= kMaxSpare || room > 2 * chunk_max() || c->runs.capacity() > 2 * kMaxRuns) {
-    delete c;
+    free_chunk(c);
     return;
   }
   c->text.clear();
@@ -85,9 +106,9 @@ size_t PlainSeq::offset_of(const Chunk& c, size_t off) const {
 
 void PlainSeq::clear() {
   forget_hints();
-  for (Chunk* c : chunks_) delete c;
+  for (Chunk* c : chunks_) free_chunk(c);
   chunks_.clear();
-  for (Chunk* c : spare_) delete c;
+  for (Chunk* c : spare_) free_chunk(c);
   spare_.clear();
   cache_ = Prefix();
   total_n_ = total_u16_ = total_u8_ = 0;
@@ -290,8 +311,10 @@ Status PlainSeq::erase(uint32_t pos, uint32_t n) {
     chunks_.erase(chunks_.begin() + drop_from, chunks_.begin() + drop_to);
   }
   // Keep chunks from fragmenting: the edited chunk absorbs its successor
-  // when both together fill at most half a chunk.
-  if (ci + 1 < chunks_.size() && chunks_[ci]->u8 + chunks_[ci + 1]->u8 <= chunk_max() / 2 &&
+  // when both together fill at most half a chunk. (Its own size first: the
+  // successor's block is only read when the merge is possible.)
+  if (ci < chunks_.size() && chunks_[ci]->u8 <= chunk_max() / 2 && ci + 1 < chunks_.size() &&
+      chunks_[ci]->u8 + chunks_[ci + 1]->u8 <= chunk_max() / 2 &&
       chunks_[ci]->runs.size() + chunks_[ci + 1]->runs.size() <= kMaxRuns) {
     merge_next(ci);
   } else if (ci < chunks_.size() && chunks_[ci]->runs.size() > kMaxRuns) {
@@ -308,7 +331,7 @@ void PlainSeq::assign_utf8(std::string_view utf8) {
   for (size_t i = 0; i < utf8.size();) {
     size_t end = std::min(utf8.size(), i + piece);
     while (end < utf8.size() && is_continuation_byte(utf8[end])) ++end;
-    auto* c = new Chunk();
+    Chunk* c = alloc_chunk(1, end - i);  // exact: edits make room when they come
     c->text.assign(utf8.substr(i, end - i));
     size_t astral = 0;
     const size_t n = count_units(c->text.data(), c->text.size(), &astral);
@@ -340,7 +363,7 @@ size_t PlainSeq::id_at(size_t pos, uint32_t* peer, int32_t* counter) const {
   return run.len - (off - start);
 }
 
-void PlainSeq::append_run(std::vector<IdRun>& runs, const IdRun& r) {
+void PlainSeq::append_run(ChunkVec<IdRun>& runs, const IdRun& r) {
   if (!runs.empty()) {
     IdRun& last = runs.back();
     if (last.peer == r.peer && last.counter + static_cast<int32_t>(last.len) == r.counter) {
@@ -351,9 +374,9 @@ void PlainSeq::append_run(std::vector<IdRun>& runs, const IdRun& r) {
   runs.push_back(r);
 }
 
-inline PlainSeq::RunPos PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t chunk_units,
-                                             size_t off, RunPos hint, uint32_t peer,
-                                             int32_t counter, uint32_t n) {
+inline PlainSeq::RunPos PlainSeq::insert_ids(ChunkVec<IdRun>& runs, size_t chunk_units, size_t off,
+                                             RunPos hint, uint32_t peer, int32_t counter,
+                                             uint32_t n) {
   size_t start = 0;
   const size_t r = find_run(runs, chunk_units, off, hint, &start);
   if (off == start) {
@@ -378,8 +401,8 @@ inline PlainSeq::RunPos PlainSeq::insert_ids(std::vector<IdRun>& runs, size_t ch
   return RunPos{r + 1, off};
 }
 
-inline PlainSeq::RunPos PlainSeq::erase_ids(std::vector<IdRun>& runs, size_t chunk_units,
-                                            size_t off, size_t n, RunPos hint) {
+inline PlainSeq::RunPos PlainSeq::erase_ids(ChunkVec<IdRun>& runs, size_t chunk_units, size_t off,
+                                            size_t n, RunPos hint) {
   size_t start = 0;
   size_t r = find_run(runs, chunk_units, off, hint, &start);
   // runs[r] still begins at `start` afterwards unless it is merged away below.

@@ -15,11 +15,15 @@
 #ifndef WEFT_SRC_CRDT_PLAIN_H_
 #define WEFT_SRC_CRDT_PLAIN_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <new>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "crdt/seq.h"
@@ -27,14 +31,23 @@
 
 namespace weft::crdt::detail {
 
-// The UTF-8 bytes of one Text chunk: a growable byte buffer with only the
-// edits PlainSeq makes. (std::string's insert / erase carry position checks
-// and an aliasing path that cost as much as the byte move itself at chunk
-// sizes, and a keystroke makes one of each.) Sources never alias the buffer.
+// The UTF-8 bytes of one Text chunk: a byte buffer with only the edits
+// PlainSeq makes. (std::string's insert / erase carry position checks and an
+// aliasing path that cost as much as the byte move itself at chunk sizes, and
+// a keystroke makes one of each.) Its room starts as `own` bytes inside the
+// chunk's own block (see PlainSeq::alloc_chunk: one cold block per chunk, not
+// three) and moves to the heap only when a paste overfills it before the
+// split. Sources never alias the buffer.
 class ChunkBytes {
  public:
-  ChunkBytes() = default;
-  ~ChunkBytes() { std::free(p_); }
+  ChunkBytes(char* own, size_t own_cap)
+      : p_(own),
+        own_(own),
+        cap_(static_cast<uint32_t>(own_cap)),
+        own_cap_(static_cast<uint32_t>(own_cap)) {}
+  ~ChunkBytes() {
+    if (p_ != own_) std::free(p_);
+  }
   ChunkBytes(const ChunkBytes&) = delete;
   ChunkBytes& operator=(const ChunkBytes&) = delete;
 
@@ -54,8 +67,9 @@ class ChunkBytes {
   }
   void clear() { size_ = 0; }
   // Keeps bytes [0, n). REQUIRES: n <= size().
-  void truncate(size_t n) { size_ = n; }
-  // Drops the room past size() (a chunk that was far over full).
+  void truncate(size_t n) { size_ = static_cast<uint32_t>(n); }
+  // Drops the heap room past size() (a chunk that was far over full),
+  // back to the chunk's own room when the bytes fit there.
   void shrink_to_fit();
   void assign(std::string_view s) {
     size_ = 0;
@@ -65,7 +79,7 @@ class ChunkBytes {
     if (s.empty()) return;
     reserve(size_ + s.size());
     std::memcpy(p_ + size_, s.data(), s.size());
-    size_ += s.size();
+    size_ += static_cast<uint32_t>(s.size());
   }
   // Inserts s[0, m) before byte `at`. REQUIRES: at <= size(), m >= 1.
   void insert(size_t at, const char* s, size_t m) {
@@ -76,20 +90,123 @@ class ChunkBytes {
       *p = *s;
     else
       std::memcpy(p, s, m);
-    size_ += m;
+    size_ += static_cast<uint32_t>(m);
   }
   // Inserts byte ch before `pos` (a pointer into [begin(), end()]).
   void insert(const char* pos, char ch) { insert(static_cast<size_t>(pos - p_), &ch, 1); }
   // Removes bytes [at, at + n). REQUIRES: at + n <= size().
   void erase(size_t at, size_t n) {
     std::memmove(p_ + at, p_ + at + n, size_ - at - n);
-    size_ -= n;
+    size_ -= static_cast<uint32_t>(n);
   }
 
  private:
   void grow(size_t need);
-  char* p_ = nullptr;  // malloc'd, cap_ bytes
-  size_t size_ = 0, cap_ = 0;
+  char* p_;          // own_, or malloc'd once grown past own_cap_
+  char* const own_;  // the chunk's own room (may be null: a List chunk)
+  uint32_t size_ = 0, cap_;
+  const uint32_t own_cap_;
+};
+
+// The id runs of one chunk: a vector of trivially copyable T with only the
+// edits PlainSeq makes, whose room starts inside the chunk's own block (as
+// ChunkBytes) and moves to the heap past `own_cap` elements.
+template <typename T>
+class ChunkVec {
+  static_assert(std::is_trivially_copyable_v<T>);
+
+ public:
+  ChunkVec(T* own, size_t own_cap)
+      : p_(own),
+        own_(own),
+        cap_(static_cast<uint32_t>(own_cap)),
+        own_cap_(static_cast<uint32_t>(own_cap)) {}
+  ~ChunkVec() {
+    if (p_ != own_) std::free(p_);
+  }
+  ChunkVec(const ChunkVec&) = delete;
+  ChunkVec& operator=(const ChunkVec&) = delete;
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  size_t capacity() const { return cap_; }
+  T* begin() { return p_; }
+  T* end() { return p_ + size_; }
+  const T* begin() const { return p_; }
+  const T* end() const { return p_ + size_; }
+  T& operator[](size_t i) { return p_[i]; }
+  const T& operator[](size_t i) const { return p_[i]; }
+  T& back() { return p_[size_ - 1]; }
+  const T& back() const { return p_[size_ - 1]; }
+
+  void reserve(size_t n) {
+    if (n > cap_) grow(n);
+  }
+  void clear() { size_ = 0; }
+  // REQUIRES: n <= size().
+  void resize(size_t n) { size_ = static_cast<uint32_t>(n); }
+  // Moves the elements back into the own room when they fit there again
+  // (a chunk split on its run count).
+  void shrink_to_own() {
+    if (p_ == own_ || size_ > own_cap_) return;
+    if (size_ != 0) std::memcpy(own_, p_, size_ * sizeof(T));
+    std::free(p_);
+    p_ = own_;
+    cap_ = own_cap_;
+  }
+  void push_back(const T& v) {
+    if (size_ == cap_) grow(size_ + 1);
+    p_[size_++] = v;
+  }
+  // Inserts [first, last) before `at` (a pointer into [begin(), end()]);
+  // the source never lies in this vector.
+  T* insert(T* at, const T* first, const T* last) {
+    const size_t i = static_cast<size_t>(at - p_), k = static_cast<size_t>(last - first);
+    reserve(size_ + k);
+    std::memmove(p_ + i + k, p_ + i, (size_ - i) * sizeof(T));
+    std::memcpy(p_ + i, first, k * sizeof(T));
+    size_ += static_cast<uint32_t>(k);
+    return p_ + i;
+  }
+  T* insert(T* at, const T& v) {
+    const size_t i = static_cast<size_t>(at - p_);
+    if (size_ == cap_) grow(size_ + 1);
+    std::memmove(p_ + i + 1, p_ + i, (size_ - i) * sizeof(T));
+    p_[i] = v;
+    ++size_;
+    return p_ + i;
+  }
+  T* insert(T* at, std::initializer_list<T> vs) { return insert(at, vs.begin(), vs.end()); }
+  // Removes [first, last) (pointers into [begin(), end()]).
+  T* erase(T* first, T* last) {
+    std::memmove(first, last, static_cast<size_t>(end() - last) * sizeof(T));
+    size_ -= static_cast<uint32_t>(last - first);
+    return first;
+  }
+  T* erase(T* at) { return erase(at, at + 1); }
+  void assign(const T* first, const T* last) {
+    size_ = 0;
+    insert(p_, first, last);
+  }
+
+ private:
+  void grow(size_t need) {
+    const size_t cap = std::max<size_t>(need, 2 * size_t{cap_});
+    T* p = nullptr;
+    if (p_ == own_) {
+      p = static_cast<T*>(std::malloc(cap * sizeof(T)));
+      if (p != nullptr && size_ != 0) std::memcpy(p, p_, size_ * sizeof(T));
+    } else {
+      p = static_cast<T*>(std::realloc(p_, cap * sizeof(T)));
+    }
+    if (p == nullptr) throw std::bad_alloc();
+    p_ = p;
+    cap_ = static_cast<uint32_t>(cap);
+  }
+  T* p_;
+  T* const own_;
+  uint32_t size_ = 0, cap_;
+  const uint32_t own_cap_;
 };
 
 class PlainSeq {
@@ -200,8 +317,12 @@ class PlainSeq {
     }
     IdRun& run = c.runs[r];
     if (off < start || run.len < 2 || (off != start && off + 1 != start + run.len)) return false;
-    if (cache_.ci + 1 < chunks_.size() && c.u8 - 1 + chunks_[cache_.ci + 1]->u8 <= chunk_max() / 2)
+    // (The chunk's own size first: a chunk over half full never merges, and
+    // its successor's block then stays untouched.)
+    if (c.u8 - 1 <= chunk_max() / 2 && cache_.ci + 1 < chunks_.size() &&
+        c.u8 - 1 + chunks_[cache_.ci + 1]->u8 <= chunk_max() / 2) {
       return false;
+    }
     *peer = run.peer;
     *counter = run.counter + static_cast<int32_t>(off - start);
     if (off == start) ++run.counter;
@@ -224,13 +345,21 @@ class PlainSeq {
     int32_t counter;
     uint32_t len;
   };
+  // Id runs an edited chunk holds in its own block; more spill to the heap
+  // (S1-S3: ~18 runs per chunk, kMaxRuns at most before a split).
+  static constexpr size_t kOwnRuns = 32;
+  // One heap block per chunk (see alloc_chunk): this header, room for its
+  // first id runs, then (a Text chunk) for its bytes, so an edit touches one
+  // block, not a header, a byte buffer and a run buffer.
   struct Chunk {
-    ChunkBytes text;               // Text: the units' UTF-8 (u8 bytes)
-    std::vector<uint32_t> values;  // List: value index per unit
-    std::vector<IdRun> runs;       // lens sum to n
+    Chunk(IdRun* own_runs, size_t own_runs_cap, char* own_text, size_t own_text_cap)
+        : text(own_text, own_text_cap), runs(own_runs, own_runs_cap) {}
     // Units, UTF-16 units, UTF-8 bytes (a List counts one of each per unit,
     // so u8 == n means "one byte per unit" for both kinds).
     uint32_t n = 0, u16 = 0, u8 = 0;
+    ChunkBytes text;               // Text: the units' UTF-8 (u8 bytes)
+    ChunkVec<IdRun> runs;          // lens sum to n
+    std::vector<uint32_t> values;  // List: value index per unit
   };
   static constexpr uint32_t kNoChunk = UINT32_MAX;  // Prefix::ci of no position
   // Sums of the counts of chunks [0, ci).
@@ -271,6 +400,12 @@ class PlainSeq {
   // edits until its next split do not reallocate: a spare one when there is
   // one (splits and merges come and go in bursts), else a heap one.
   Chunk* new_chunk();
+  // A chunk in one block with room for `runs` id runs and `bytes` bytes of
+  // text (new_chunk: kOwnRuns and, for a Text, chunk_max() + 32, so that an
+  // insert of up to 32 bytes fits before the split; a snapshot's chunks
+  // exactly their size).
+  static Chunk* alloc_chunk(size_t runs, size_t bytes);
+  static void free_chunk(Chunk* c);
   // Frees a chunk that left chunks_, or keeps it (emptied, with its
   // capacity) as a spare for new_chunk.
   void drop_chunk(Chunk* c);
@@ -338,17 +473,17 @@ class PlainSeq {
   // `chunk_units`: the units `runs` cover; `hint`: a boundary of `runs` to
   // search from. insert_ids returns the boundary of the run holding the new
   // units (which end it); erase_ids one near the erased range.
-  static RunPos insert_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, RunPos hint,
+  static RunPos insert_ids(ChunkVec<IdRun>& runs, size_t chunk_units, size_t off, RunPos hint,
                            uint32_t peer, int32_t counter, uint32_t n);
-  static RunPos erase_ids(std::vector<IdRun>& runs, size_t chunk_units, size_t off, size_t n,
+  static RunPos erase_ids(ChunkVec<IdRun>& runs, size_t chunk_units, size_t off, size_t n,
                           RunPos hint);
   // The run holding unit `off` (runs.size() when off == chunk_units), found
   // from the nearest of the chunk's ends and `hint`; `start` receives its
   // first unit.
-  static size_t find_run(const std::vector<IdRun>& runs, size_t chunk_units, size_t off,
-                         RunPos hint, size_t* start);
+  static size_t find_run(const ChunkVec<IdRun>& runs, size_t chunk_units, size_t off, RunPos hint,
+                         size_t* start);
   // Appends run `r`, extending the last run when `r` continues it.
-  static void append_run(std::vector<IdRun>& runs, const IdRun& r);
+  static void append_run(ChunkVec<IdRun>& runs, const IdRun& r);
 
   bool is_text_;
   bool ids_known_ = true;
@@ -375,7 +510,7 @@ class PlainSeq {
   size_t total_n_ = 0, total_u16_ = 0, total_u8_ = 0;
 };
 
-inline size_t PlainSeq::find_run(const std::vector<IdRun>& runs, size_t chunk_units, size_t off,
+inline size_t PlainSeq::find_run(const ChunkVec<IdRun>& runs, size_t chunk_units, size_t off,
                                  RunPos hint, size_t* start) {
   // Scan from the boundary nearest to `off`: the chunk's start, its end, or
   // the hint (where the last edit was).

@@ -45,7 +45,7 @@ std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
                       &first == hint_chunk_ ? hint_ : RunPos{}, &start);
   size_t unit = cache_.n + start;  // first unit of the run being looked at
   for (size_t ci = cache_.ci; ci < chunks_.size() && unit < to; ++ci, r = 0) {
-    const std::vector<IdRun>& cr = chunks_[ci]->runs;
+    const ChunkVec<IdRun>& cr = chunks_[ci]->runs;
     for (; r < cr.size(); ++r) {
       const IdRun& run = cr[r];
       const size_t end = unit + run.len;

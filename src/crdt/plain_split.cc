@@ -112,6 +112,7 @@ void PlainSeq::split_runs(uint32_t ci) {
   Chunk* t = move_tail(c, units);
   t->runs.assign(c.runs.begin() + static_cast<ptrdiff_t>(mid), c.runs.end());
   c.runs.resize(mid);
+  c.runs.shrink_to_own();
   chunks_.insert(chunks_.begin() + ci + 1, t);
 }
 
@@ -175,10 +176,11 @@ void PlainSeq::split(uint32_t ci) {
     a = b;
   }
   c.runs.resize(keep_runs);
+  c.runs.shrink_to_own();
   if (keep_len > 0) c.runs.back().len = keep_len;
   if (is_text_) {
     c.text.truncate(first);
-    if (c.text.capacity() > 2 * chunk_max()) c.text.shrink_to_fit();
+    c.text.shrink_to_fit();  // back into its own room when the paste overfilled it
   } else {
     c.values.resize(first);
     if (c.values.capacity() > 2 * chunk_max()) c.values.shrink_to_fit();

@@ -409,5 +409,66 @@ TEST(PlainSeqModel, FragmentedIdsStayFindable) {
   }
 }
 
+TEST(PlainSeqModel, ChunkRoomOverflowsToTheHeapAndBack) {
+  // A chunk keeps its bytes and first id runs in its own block; a paste that
+  // overfills it before the split, and more id runs than the block holds,
+  // move them to the heap (and a split or a spare's reuse back). Contents
+  // and ids match the model at every step.
+  for (const bool text : {true, false}) {
+    PlainSeq seq(text);
+    std::vector<uint32_t> model;
+    Ids ids;
+    int32_t counters[3] = {0, 0, 0};
+    auto insert = [&](uint32_t peer, size_t pos, size_t n, uint32_t first) {
+      std::vector<uint32_t> values(n);
+      for (size_t k = 0; k < n; ++k) values[k] = first + static_cast<uint32_t>(k % 20);
+      ASSERT_TRUE(
+          seq.insert(peer, counters[peer], static_cast<uint32_t>(pos), values.data(), n).ok());
+      model.insert(model.begin() + static_cast<ptrdiff_t>(pos), values.begin(), values.end());
+      for (size_t k = 0; k < n; ++k) {
+        ids.insert(ids.begin() + static_cast<ptrdiff_t>(pos + k),
+                   {peer, counters[peer] + static_cast<int32_t>(k)});
+      }
+      counters[peer] += static_cast<int32_t>(n);
+    };
+    auto erase = [&](size_t pos, size_t n) {
+      ASSERT_TRUE(seq.erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n)).ok());
+      model.erase(model.begin() + static_cast<ptrdiff_t>(pos),
+                  model.begin() + static_cast<ptrdiff_t>(pos + n));
+      ids.erase(ids.begin() + static_cast<ptrdiff_t>(pos),
+                ids.begin() + static_cast<ptrdiff_t>(pos + n));
+    };
+    auto check = [&] {
+      EXPECT_EQ(seq.visible_contents(), model);
+      EXPECT_EQ(seq.visible_units(), model.size());
+      Ids got;
+      for (const auto& run : seq.unit_runs(0, ids.size())) {
+        for (uint32_t k = 0; k < run.len; ++k)
+          got.emplace_back(run.peer, run.counter + static_cast<int32_t>(k));
+      }
+      EXPECT_EQ(got, ids);
+    };
+    const size_t full = text ? PlainSeq::kTextChunkMax : PlainSeq::kListChunkMax;
+    insert(1, 0, full - 4, 'a');  // one chunk, nearly full
+    check();
+    insert(2, full / 3, full / 2 - 1, 'A');  // over its own room: heap, then split
+    check();
+    // Alternating peers one unit at a time: a run per unit, past the runs the
+    // block holds, until the chunk splits on its run count.
+    for (int i = 0; i < 90; ++i) insert(1 + static_cast<uint32_t>(i % 2), 10 + i, 1, '0');
+    check();
+    // Erasing most of it drops and merges chunks (kept as spares); new
+    // inserts reuse them.
+    erase(5, model.size() - 10);
+    check();
+    for (int i = 0; i < 6; ++i) {
+      insert(2, model.size() / 2, full / 2 + 7, 'k');
+      check();
+      for (int j = 0; j < 40; ++j) insert(1 + static_cast<uint32_t>(j % 2), 3 + 2 * j, 1, '#');
+      check();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace weft::crdt
