@@ -13,7 +13,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -538,62 +537,6 @@ TEST(TypingBuffer, FullBufferFlushesAndGoesOn) {
   EXPECT_EQ(tf.to_string(), expect);
   EXPECT_EQ(fast.change_count(), 1u);
   EXPECT_EQ(fast.export_updates(), slow.export_updates());
-}
-
-// Two typists in one doc (a flattened two-author trace): each switch of
-// cursor, and each key after a delete or into another Text, starts a new op.
-// Those keys are buffered too (`fresh`), and every way of ending the buffer
-// (all committed, none, some) leaves what the general path leaves.
-TEST(TypingBuffer, KeysAtAnotherCursorStartANewOpInTheBuffer) {
-  for (int tail = 0; tail < 3; ++tail) {  // keys of each burst left uncommitted: 0, 1, all
-    Doc fast(4), slow(4);
-    slow.core()->fast_commit = false;
-    detail::DocCore* core = fast.core().get();
-    for (Doc* d : {&fast, &slow}) {
-      ASSERT_TRUE(d->get_text("t").insert(0, "0123456789").ok());
-      ASSERT_TRUE(d->get_text("u").insert(0, "-").ok());  // (a Text with a state)
-      ASSERT_TRUE(d->commit().ok());
-    }
-    TextRef tf = fast.get_text("t"), ts = slow.get_text("t");
-    TextRef uf = fast.get_text("u"), us = slow.get_text("u");
-    // (cursor, text, erase before typing, container u)
-    const std::vector<std::tuple<size_t, std::string, bool, bool>> bursts = {
-        {2, "ab", false, false}, {9, "xyz", false, false}, {4, "c", false, false},
-        {11, "w", false, false}, {6, "de", true, false},   {0, "q", false, true},
-        {1, "rs", false, false}, {0, "t", false, false}};
-    size_t fresh_seen = 0;
-    for (const auto& [at, keys, erase, other] : bursts) {
-      for (auto [doc, text] : {std::pair{&fast, other ? &uf : &tf}, {&slow, other ? &us : &ts}}) {
-        size_t pos = at;
-        if (erase) {
-          ASSERT_TRUE(text->erase(--pos, 1).ok());
-          ASSERT_TRUE(doc->commit().ok());
-        }
-        for (size_t k = 0; k < keys.size(); ++k) {
-          ASSERT_TRUE(text->insert(pos + k, std::string(1, keys[k])).ok());
-          const bool uncommitted = tail == 2 || (tail == 1 && k + 1 == keys.size());
-          if (!uncommitted) ASSERT_TRUE(doc->commit().ok());
-          // At a commit boundary the first key is buffered, as a new op. (After
-          // an uncommitted key the transaction is open and takes it.)
-          if (doc == &fast && k == 0 && tail == 0) {
-            EXPECT_EQ(core->typing.n, 1u) << at;
-            fresh_seen += core->typing.fresh;
-          }
-        }
-      }
-    }
-    if (tail == 0) EXPECT_EQ(fresh_seen, bursts.size());
-    if (tail == 0) EXPECT_NE(core->typing.n, 0u);
-    EXPECT_EQ(fast.to_json_string(), slow.to_json_string()) << tail;
-    EXPECT_EQ(fast.to_json_string(), R"({"t":"t0rs1abcde3456xwyz789","u":"q-"})") << tail;
-    EXPECT_EQ(changes_line(fast), changes_line(slow)) << tail;
-    EXPECT_EQ(fast.op_count(), slow.op_count()) << tail;
-    EXPECT_EQ(fast.oplog_version().to_json_string(), slow.oplog_version().to_json_string());
-    EXPECT_EQ(fast.frontiers(), slow.frontiers()) << tail;
-    EXPECT_EQ(fast.export_updates(), slow.export_updates()) << tail;
-    EXPECT_EQ(fast.export_json_updates(), slow.export_json_updates()) << tail;
-    EXPECT_EQ(fast.export_snapshot(), slow.export_snapshot()) << tail;
-  }
 }
 
 TEST(TypingBuffer, NoBufferWhileObservedOrAutoCommitting) {
