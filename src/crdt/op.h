@@ -429,6 +429,19 @@ class OpList {
   return false;
 }
 
+// Appends a fresh op to the open transaction (or a change's OpList), built
+// in place (no Op moved). `open`: the list is the open transaction's own,
+// which may grow long (see OpList::emplace_back_open).
+inline Op& new_txn_op(OpList& txn_ops, OpKind kind, uint32_t container, Counter counter,
+                      int32_t pos, bool open = false) {
+  Op& op = open ? txn_ops.emplace_back_open() : txn_ops.emplace_back();
+  op.kind = kind;
+  op.container = container;
+  op.counter = counter;
+  op.pos = pos;
+  return op;
+}
+
 // Appends `o` to `last` when it simply continues it (same container, counters
 // adjacent): typing on at the end of an insert, forward-deleting on at the
 // same position, or backspacing on. Returns false when `o` must stay separate.

@@ -23,19 +23,6 @@ void add_span(std::vector<IdSpan>& spans, PeerId p, Counter start, Counter end) 
   spans.push_back({p, start, end});
 }
 
-// Appends a fresh op to the open transaction (or a change's OpList), built
-// in place (no Op moved). `open`: the list is the open transaction's own,
-// which may grow long (see OpList::emplace_back_open).
-Op& new_txn_op(OpList& txn_ops, OpKind kind, uint32_t container, Counter counter, int32_t pos,
-               bool open = false) {
-  Op& op = open ? txn_ops.emplace_back_open() : txn_ops.emplace_back();
-  op.kind = kind;
-  op.container = container;
-  op.counter = counter;
-  op.pos = pos;
-  return op;
-}
-
 // The context an op's apply error carries.
 Status op_error(const DocCore& core, Status st, Counter counter, uint32_t container) {
   return st.with_context("op " + ID{core.peer, counter}.to_string() + " on " +

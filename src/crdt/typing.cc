@@ -56,7 +56,7 @@ void DocCore::flush_typing_now() {
   const std::string_view bytes(typing.bytes, n);
   // What the lane did per keystroke, once: the plain state (in place at the
   // hinted spot when the chunk has room, as lane_type), the version, the
-  // last insert op's text.
+  // text of the change's last insert op (or of a new one, `fresh`).
   Change& last = changes.back();
   const Counter counter = last.end();
   PlainSeq& plain = *lane_plain(typing.idx);
@@ -69,14 +69,9 @@ void DocCore::flush_typing_now() {
   }
   advance_vv(*state, self, counter + static_cast<Counter>(n));
   // The bytes go at the end of the change's last op, or of a new one.
-  Op* run = &last.ops.back();
-  if (typing.fresh) {
-    run = &last.ops.emplace_back();
-    run->kind = OpKind::kTextInsert;
-    run->container = typing.idx;
-    run->counter = counter;
-    run->pos = static_cast<int32_t>(typing.pos);
-  }
+  Op* run = typing.fresh ? &new_txn_op(last.ops, OpKind::kTextInsert, typing.idx, counter,
+                                       static_cast<int32_t>(typing.pos))
+                         : &last.ops.back();
   const auto keep = static_cast<int32_t>(run->text.size());
   if (n == 1)
     run->text.append_utf8(std::string_view(typing.bytes, 1), 1);
