@@ -75,11 +75,15 @@ struct ContainerState {
     if (n == 0) return Seq::Boundary{};
     return out_of_range("position past the end of an empty sequence");
   }
-  // See Seq::unit_runs. REQUIRES: seq, or plain with ids_known().
-  std::vector<Seq::Run> unit_runs(size_t from, size_t to) const {
-    return seq     ? seq->unit_runs(from, to)
-           : plain ? plain->unit_runs(from, to)
-                   : std::vector<Seq::Run>{};
+  // See Seq::unit_runs; into `runs`, whose capacity a plain state reuses.
+  // REQUIRES: seq, or plain with ids_known().
+  void unit_runs(size_t from, size_t to, std::vector<Seq::Run>& runs) const {
+    if (plain) return plain->unit_runs(from, to, runs);
+    if (seq) {
+      runs = seq->unit_runs(from, to);
+    } else {
+      runs.clear();
+    }
   }
 };
 
@@ -489,6 +493,7 @@ class DocCore {
   // a heap vector per change (most are one-op keystrokes).
   std::vector<int32_t> vv_pool;
   DenseVv append_vv;  // append_change's scratch (keeps its capacity)
+  std::vector<Seq::Run> delete_runs;  // delete_units' scratch (keeps its capacity)
   DenseVv apply_vv;   // apply_change's scratch (taken while in use: reentrant)
   std::vector<std::vector<uint32_t>> by_peer;  // change indexes per dense peer
   DenseVv oplog_vv;

@@ -78,15 +78,16 @@ bool holds_container(const Value& v) {
 }
 
 // Deletes unicode units [from, to) of a text or list, right to left so that
-// each op's position is valid after the previous ones.
-Status delete_units(DocCore& core, uint32_t idx, size_t from, size_t to) {
+// each op's position is valid after the previous ones. `runs`: a scratch list.
+Status delete_units_using(DocCore& core, uint32_t idx, size_t from, size_t to,
+                          std::vector<detail::Seq::Run>& runs) {
   detail::ContainerState* cs = &core.container_state(*core.state, idx);
   if (cs->plain && !cs->plain->ids_known()) {
     // Set from a snapshot's state section: the ids come from the op log.
     WEFT_RETURN_IF_ERROR(core.materialize(*core.state));
     cs = &core.container_state(*core.state, idx);
   }
-  auto runs = cs->unit_runs(from, to);
+  cs->unit_runs(from, to, runs);
   // A plain state without events or observers (and fast_commit, which the
   // tests clear to compare with the general path) drops the whole range in one
   // erase (one chunk walk and memmove, not one per run); each run is then
@@ -115,6 +116,18 @@ Status delete_units(DocCore& core, uint32_t idx, size_t from, size_t to) {
     WEFT_RETURN_IF_ERROR(core.local_op(std::move(op)));
   }
   return Status();
+}
+
+// The same with the doc's scratch run list, taken out while in use (so a
+// nested delete would start a list of its own) and given back with its
+// capacity (up to kKeptRuns: one huge delete does not pin its list): a
+// delete allocates no run list of its own.
+Status delete_units(DocCore& core, uint32_t idx, size_t from, size_t to) {
+  constexpr size_t kKeptRuns = 1024;
+  std::vector<detail::Seq::Run> runs = std::move(core.delete_runs);
+  Status st = delete_units_using(core, idx, from, to, runs);
+  if (runs.capacity() <= kKeptRuns) core.delete_runs = std::move(runs);
+  return st;
 }
 
 }  // namespace

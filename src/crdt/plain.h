@@ -248,7 +248,15 @@ class PlainSeq {
   // Same contract as Seq::locate (entity == units: no anchors here).
   Result<Seq::Boundary> locate(size_t n, int kind) const;
   // Same contract as Seq::unit_runs. REQUIRES: ids_known().
-  std::vector<Seq::Run> unit_runs(size_t from, size_t to) const;
+  std::vector<Seq::Run> unit_runs(size_t from, size_t to) const {
+    std::vector<Seq::Run> runs;
+    unit_runs(from, to, runs);
+    return runs;
+  }
+  // The same into `runs` (cleared first), keeping its capacity: a caller
+  // that deletes ranges often reuses one list instead of allocating one per
+  // delete.
+  void unit_runs(size_t from, size_t to, std::vector<Seq::Run>& runs) const;
   // The id (dense peer, counter) of visible unit `pos`, without building a
   // run list (the keystroke path). Returns how many units from `pos` on carry
   // consecutive ids within its chunk (>= 1).

@@ -32,10 +32,10 @@ std::string PlainSeq::to_utf8() const {
   return out;
 }
 
-std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
-  std::vector<Seq::Run> runs;
+void PlainSeq::unit_runs(size_t from, size_t to, std::vector<Seq::Run>& runs) const {
+  runs.clear();
   to = std::min(to, total_n_);
-  if (from >= to) return runs;
+  if (from >= to) return;
   runs.reserve(8);  // one allocation for the usual few runs, not 1, 2, 4, 8
   seek_unit(from + 1);
   // The first chunk's runs are searched from the nearest known boundary.
@@ -62,7 +62,6 @@ std::vector<Seq::Run> PlainSeq::unit_runs(size_t from, size_t to) const {
       if (unit >= to) break;
     }
   }
-  return runs;
 }
 
 Result<Seq::Boundary> PlainSeq::locate(size_t n, int kind) const {
