@@ -4,13 +4,34 @@
 # in the same run, then one JSON object per trace with both sides and the
 # ratios the CRDT issue sets as bars. Extra args go to both benchmarks
 # (--reps N, --only NAME). Without the trace data it prints a skip line.
+#
+# --rounds K (K > 1) runs one process per trace and side, alternating weft
+# and the peers trace by trace, K times over, and keeps each figure's best.
+# On a shared VM a whole process runs fast or slow (the same binary's best of
+# 20 reps moved 1.0-1.75 ms between invocations), so one process per side
+# can put a ratio off by 1.5x; many short alternating processes let both
+# sides meet the same quiet spells.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${WEFT_BUILD:-$PWD/build/release}"
 shared="${WEFT_SHARED_DIR:-$PWD/../shared}"
 dir="$shared/data/traces"
 args=()
-for a in "$@"; do [ "$a" = "--json" ] || args+=("$a"); done
+rounds=1
+only=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --json) ;;
+    --rounds) rounds="$2"; shift ;;
+    --only) only="$2"; args+=("$1" "$2"); shift ;;
+    *) args+=("$1") ;;
+  esac
+  shift
+done
+if ! [[ "$rounds" =~ ^[1-9][0-9]*$ ]]; then
+  echo "traces.sh: --rounds takes a positive whole number, not '$rounds'" >&2
+  exit 2
+fi
 
 if [ ! -d "$dir" ]; then
   echo "{\"skipped\":\"trace directory $dir is absent (set WEFT_SHARED_DIR); nothing to measure\"}"
@@ -24,7 +45,6 @@ fi
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-"$bin" --dir "$dir" "${args[@]}" >"$tmp/weft.jsonl"
 
 peers_ok=1
 if ! command -v node >/dev/null 2>&1; then
@@ -33,13 +53,55 @@ if ! command -v node >/dev/null 2>&1; then
 elif [ ! -d bench/peers/node_modules/loro-crdt ] || [ ! -d bench/peers/node_modules/diamond-types-node ]; then
   (cd bench/peers && npm ci --silent) || peers_ok=0
 fi
-if [ "$peers_ok" = 1 ]; then
-  node bench/peers/traces.mjs --dir "$dir" "${args[@]}" >"$tmp/peers.jsonl" || peers_ok=0
+: >"$tmp/weft.jsonl"
+: >"$tmp/peers.jsonl"
+run_peers() {
+  [ "$peers_ok" = 1 ] || return 0
+  node bench/peers/traces.mjs --dir "$dir" "$@" >>"$tmp/peers.jsonl" || peers_ok=0
+}
+if [ "$rounds" = 1 ]; then
+  "$bin" --dir "$dir" "${args[@]}" >>"$tmp/weft.jsonl"
+  run_peers "${args[@]}"
+else
+  # Other args than --only go to every process; the trace list comes from the directory.
+  rest=()
+  skip=0
+  for a in "${args[@]}"; do
+    if [ "$skip" = 1 ]; then skip=0; continue; fi
+    if [ "$a" = "--only" ]; then skip=1; continue; fi
+    rest+=("$a")
+  done
+  names=()
+  while IFS= read -r f; do
+    n="$(basename "$f" .json.gz)"
+    if [ -z "$only" ] || [[ ",$only," == *",$n,"* ]]; then names+=("$n"); fi
+  done < <(find "$dir" -name '*.json.gz' | sort)
+  for ((r = 1; r <= rounds; r++)); do
+    for n in "${names[@]}"; do
+      "$bin" --dir "$dir" "${rest[@]}" --only "$n" >>"$tmp/weft.jsonl"
+      run_peers "${rest[@]}" --only "$n"
+    done
+  done
 fi
 [ "$peers_ok" = 1 ] || : >"$tmp/peers.jsonl"
 
 python3 - "$tmp/weft.jsonl" "$tmp/peers.jsonl" <<'PY'
 import json, sys
+
+def merge(old, new):
+    """Folds another round's row into one: the best (least) time of every
+    *_ms figure, "correct" only if every round was, the rest from the first
+    round; an error stays only while no round has produced that figure."""
+    for key, value in new.items():
+        if key.endswith("_ms") and isinstance(value, (int, float)):
+            prev = old.get(key)
+            old[key] = value if not isinstance(prev, (int, float)) else min(prev, value)
+        elif key.endswith("correct") and isinstance(value, bool):
+            old[key] = old.get(key, True) and value
+        elif key not in old:
+            old[key] = value
+    old["rounds"] = old.get("rounds", 1) + 1
+    return old
 
 def load(path):
     rows = {}
@@ -47,7 +109,14 @@ def load(path):
         line = line.strip()
         if line.startswith("{"):
             row = json.loads(line)
-            rows[row.get("trace", "?")] = row
+            name = row.get("trace", "?")
+            rows[name] = merge(rows[name], row) if name in rows else row
+    for row in rows.values():
+        # loro_error / dt_error come from building a merge history; once one round built it,
+        # the other rounds' errors are stale.
+        for key in [k for k in row if k.endswith("_error")]:
+            if key[: -len("_error")] + "_merge_ms" in row:
+                del row[key]
     return rows
 
 weft, peers = load(sys.argv[1]), load(sys.argv[2])

@@ -47,7 +47,20 @@ function findTraces(dir) {
   return out.sort();
 }
 
+// WebAssembly code is tiered up while it runs: diamond-types' first replays of
+// a small trace in a fresh process took 70, 27, 16, 14 ms before settling near
+// 5-9 ms. So every figure is timed after a warm-up of at least one call and
+// up to 0.5 s (or 30 calls), which also makes a process that runs one trace
+// (traces.sh --rounds) measure what a process that ran the others first did.
+const WARM_UP_MS = 500;
+const WARM_UP_MAX_CALLS = 30;
+
 function bestOf(reps, fn) {
+  const warmStart = performance.now();
+  for (let calls = 0; calls < WARM_UP_MAX_CALLS; calls++) {
+    if (calls > 0 && performance.now() - warmStart >= WARM_UP_MS) break;
+    fn();
+  }
   let best = Infinity;
   for (let i = 0; i < reps; i++) {
     const t0 = performance.now();
