@@ -116,6 +116,14 @@ Result<Value> Doc::get_value(const ContainerId& id) const {
   return core_->container_value(*core_->state, it->second, true);
 }
 
+Status Doc::commit() {
+  static const CommitOptions kDefault;
+  if (core_->typing.n != 0) {  // commit_typing's default-options case
+    core_->typing.committed = core_->typing.n;
+    return Status();
+  }
+  return commit_unbuffered(kDefault);
+}
 Status Doc::commit(const CommitOptions& options) {
   // Buffered keystrokes: a default commit is a count (see DocCore::typing),
   // in a frame that saves no registers for the other cases.

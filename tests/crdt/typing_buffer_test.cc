@@ -259,8 +259,9 @@ Status operate(Side& side, uint32_t r, uint32_t s, const std::string& blob) {
   }
 }
 
-// A commit after a keystroke: mostly the default, sometimes none (an
-// uncommitted tail), sometimes with a message or a timestamp.
+// A commit after a keystroke: mostly the default (commit(), sometimes as
+// options with every field default), sometimes none (an uncommitted tail),
+// sometimes with a message, a timestamp or an origin.
 Status commit_after_key(Doc& doc, uint32_t bits) {
   switch (bits % 16) {
     case 0:
@@ -282,6 +283,8 @@ Status commit_after_key(Doc& doc, uint32_t bits) {
       o.origin = "user";
       return doc.commit(o);
     }
+    case 6:
+      return doc.commit(CommitOptions{});
     default:
       return doc.commit();
   }

@@ -89,7 +89,10 @@ class Doc {
   // ---- transactions
   // Closes the open transaction into a change (merged into the previous
   // change when Loro would merge it). A no-op when nothing is pending.
-  Status commit(const CommitOptions& options = {});
+  Status commit(const CommitOptions& options);
+  // commit with default options (no message, no timestamp, no origin). Its
+  // own overload: a keystroke's commit builds no options struct.
+  Status commit();
   // With auto-commit on, each edit call commits at once.
   void set_auto_commit(bool on);
   // Record wall-clock timestamps on commits without an explicit one.
