@@ -116,13 +116,20 @@ Result<Value> Doc::get_value(const ContainerId& id) const {
   return core_->container_value(*core_->state, it->second, true);
 }
 
+namespace {
+// Doc::commit()'s other cases, out of line: its keystroke case then saves no
+// registers and builds no options on the stack.
+[[gnu::noinline]] Status commit_with_default_options(Doc& doc) {
+  return doc.commit(CommitOptions{});
+}
+}  // namespace
+
 Status Doc::commit() {
-  static const CommitOptions kDefault;
   if (core_->typing.n != 0) {  // commit_typing's default-options case
     core_->typing.committed = core_->typing.n;
     return Status();
   }
-  return commit_unbuffered(kDefault);
+  return commit_with_default_options(*this);
 }
 Status Doc::commit(const CommitOptions& options) {
   // Buffered keystrokes: a default commit is a count (see DocCore::typing),
