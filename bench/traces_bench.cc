@@ -68,7 +68,8 @@ double best_of(int reps, Fn&& fn) {
 // Inlined into its callers, as the peers' harness loops are (diamond-types'
 // dtReplay is one function): a call per txn is the harness's cost, not weft's
 // (7% of the flat traces' instructions when it was a call).
-[[gnu::always_inline]] inline Status apply_patches(crdt::TextRef& text, const std::vector<Patch>& patches) {
+[[gnu::always_inline]] inline Status apply_patches(crdt::TextRef& text,
+                                                   const std::vector<Patch>& patches) {
   for (const Patch& p : patches) {
     if (p.del) WEFT_RETURN_IF_ERROR(text.erase(p.pos, p.del));
     if (!p.ins.empty()) WEFT_RETURN_IF_ERROR(text.insert(p.pos, p.ins));
