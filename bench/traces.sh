@@ -22,8 +22,8 @@ only=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --json) ;;
-    --rounds) rounds="$2"; shift ;;
-    --only) only="$2"; args+=("$1" "$2"); shift ;;
+    --rounds) rounds="${2:-}"; [ $# -lt 2 ] || shift ;;
+    --only) only="${2:-}"; [ $# -lt 2 ] || shift ;;
     *) args+=("$1") ;;
   esac
   shift
@@ -60,17 +60,12 @@ run_peers() {
   node bench/peers/traces.mjs --dir "$dir" "$@" >>"$tmp/peers.jsonl" || peers_ok=0
 }
 if [ "$rounds" = 1 ]; then
-  "$bin" --dir "$dir" "${args[@]}" >>"$tmp/weft.jsonl"
-  run_peers "${args[@]}"
+  only_args=()
+  [ -z "$only" ] || only_args=(--only "$only")
+  "$bin" --dir "$dir" "${args[@]}" "${only_args[@]}" >>"$tmp/weft.jsonl"
+  run_peers "${args[@]}" "${only_args[@]}"
 else
-  # Other args than --only go to every process; the trace list comes from the directory.
-  rest=()
-  skip=0
-  for a in "${args[@]}"; do
-    if [ "$skip" = 1 ]; then skip=0; continue; fi
-    if [ "$a" = "--only" ]; then skip=1; continue; fi
-    rest+=("$a")
-  done
+  # One process per trace: the trace list comes from the directory (and --only).
   names=()
   while IFS= read -r f; do
     n="$(basename "$f" .json.gz)"
@@ -78,8 +73,8 @@ else
   done < <(find "$dir" -name '*.json.gz' | sort)
   for ((r = 1; r <= rounds; r++)); do
     for n in "${names[@]}"; do
-      "$bin" --dir "$dir" "${rest[@]}" --only "$n" >>"$tmp/weft.jsonl"
-      run_peers "${rest[@]}" --only "$n"
+      "$bin" --dir "$dir" "${args[@]}" --only "$n" >>"$tmp/weft.jsonl"
+      run_peers "${args[@]}" --only "$n"
     done
   done
 fi
