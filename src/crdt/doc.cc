@@ -117,11 +117,17 @@ Result<Value> Doc::get_value(const ContainerId& id) const {
 }
 
 namespace {
-// Doc::commit()'s other cases, out of line: its keystroke case then saves no
-// registers and builds no options on the stack.
-[[gnu::noinline]] Status commit_with_default_options(Doc& doc) {
-  return doc.commit(CommitOptions{});
+// Doc::commit's every case but buffered keystrokes, out of line: the two
+// commit calls then save no registers for their keystroke case.
+[[gnu::noinline]] Status commit_unbuffered(detail::DocCore& core, const CommitOptions& options) {
+  // The keystroke commits without the general path's call frame.
+  if (core.direct && core.commit_direct(options)) return Status();
+  if (core.txn_ops.size() == 1 && core.commit_in_place(options)) return Status();
+  return core.commit(options);
 }
+
+// commit()'s options (constant-initialized: no guard on the way in).
+constinit const CommitOptions kDefaultCommit{};
 }  // namespace
 
 Status Doc::commit() {
@@ -129,19 +135,12 @@ Status Doc::commit() {
     core_->typing.committed = core_->typing.n;
     return Status();
   }
-  return commit_with_default_options(*this);
+  return commit_unbuffered(*core_, kDefaultCommit);
 }
 Status Doc::commit(const CommitOptions& options) {
-  // Buffered keystrokes: a default commit is a count (see DocCore::typing),
-  // in a frame that saves no registers for the other cases.
+  // Buffered keystrokes: a default commit is a count (see DocCore::typing).
   if (core_->typing.n != 0 && core_->commit_typing(options)) return Status();
-  return commit_unbuffered(options);
-}
-[[gnu::noinline]] Status Doc::commit_unbuffered(const CommitOptions& options) {
-  // The keystroke commits without the general path's call frame.
-  if (core_->direct && core_->commit_direct(options)) return Status();
-  if (core_->txn_ops.size() == 1 && core_->commit_in_place(options)) return Status();
-  return core_->commit(options);
+  return commit_unbuffered(*core_, options);
 }
 void Doc::set_auto_commit(bool on) {
   core_->flush_typing();

@@ -175,8 +175,6 @@ class Doc {
 
  private:
   explicit Doc(std::shared_ptr<detail::DocCore> core);
-  // commit's every case but buffered keystrokes (out of line: see commit).
-  Status commit_unbuffered(const CommitOptions& options);
   std::shared_ptr<detail::DocCore> core_;
 };
 
