@@ -126,8 +126,9 @@ namespace {
   return core.commit(options);
 }
 
-// commit()'s options (constant-initialized: no guard on the way in).
-constinit const CommitOptions kDefaultCommit{};
+// commit()'s options (at namespace scope: no guard on the way in; not
+// constinit, as clang's libstdc++ std::string is not constant-initializable).
+const CommitOptions kDefaultCommit{};
 }  // namespace
 
 Status Doc::commit() {
