@@ -134,7 +134,7 @@ void McpServer::handle_notification(const Message& message, Session& session) {
     if (caps.contains("roots") && options_.map_roots) request_roots(session);
   } else if (message.method == "notifications/cancelled") {
     if (params.is_object() && params.contains("requestId") && is_valid_id(params["requestId"])) {
-      session.cancel_request(params["requestId"]);  // unknown or finished ids are ignored
+      session.cancel_request(params["requestId"]);  // may precede its request; see Session
     }
   } else if (message.method == "notifications/roots/list_changed") {
     if (options_.map_roots) request_roots(session);
@@ -182,10 +182,12 @@ std::optional<Json> McpServer::handle_request(const Message& message, Session& s
   }
   info.cancel = cancel;
   Outcome outcome;
-  try {
-    outcome = dispatch(message, info, session, related);
-  } catch (const std::exception& e) {
-    outcome = RpcError{rpc::kInternalError, std::string("Internal error: ") + e.what(), nullptr};
+  if (!cancel->load()) {  // cancelled before it began: nothing to run
+    try {
+      outcome = dispatch(message, info, session, related);
+    } catch (const std::exception& e) {
+      outcome = RpcError{rpc::kInternalError, std::string("Internal error: ") + e.what(), nullptr};
+    }
   }
   session.end_request(message.id);
   if (cancel->load()) return std::nullopt;  // a cancelled request gets no response

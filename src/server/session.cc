@@ -1,6 +1,7 @@
 // Session state (see include/weft/server/session.h).
 #include "weft/server/session.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace weft::server {
@@ -58,7 +59,10 @@ std::shared_ptr<std::atomic<bool>> Session::begin_request(const Json& id) {
   std::lock_guard lock(mu_);
   auto [it, inserted] = in_flight_.emplace(id_key(id), nullptr);
   if (!inserted) return nullptr;
-  it->second = std::make_shared<std::atomic<bool>>(false);
+  const auto early = std::find(early_cancels_.begin(), early_cancels_.end(), it->first);
+  const bool cancelled = early != early_cancels_.end();
+  if (cancelled) early_cancels_.erase(early);
+  it->second = std::make_shared<std::atomic<bool>>(cancelled);
   return it->second;
 }
 
@@ -69,8 +73,15 @@ void Session::end_request(const Json& id) {
 
 bool Session::cancel_request(const Json& id) {
   std::lock_guard lock(mu_);
-  auto it = in_flight_.find(id_key(id));
-  if (it == in_flight_.end()) return false;
+  std::string key = id_key(id);
+  auto it = in_flight_.find(key);
+  if (it == in_flight_.end()) {
+    if (std::find(early_cancels_.begin(), early_cancels_.end(), key) == early_cancels_.end()) {
+      if (early_cancels_.size() == kEarlyCancelsKept) early_cancels_.pop_front();
+      early_cancels_.push_back(std::move(key));
+    }
+    return false;
+  }
   it->second->store(true);
   return true;
 }

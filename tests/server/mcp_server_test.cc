@@ -206,6 +206,8 @@ TEST_F(McpServerTest, BatchesFollowTheNegotiatedVersion) {
 
 TEST_F(McpServerTest, ProgressNotificationsCarryTheToken) {
   std::thread canceller([this] {
+    // Cancel only once the call runs, so it has sent some progress first.
+    while (session_.in_flight() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     std::this_thread::sleep_for(std::chrono::milliseconds(80));
     send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s1"}})");
   });
@@ -251,6 +253,30 @@ TEST_F(McpServerTest, DuplicateInFlightIdsAreRejected) {
   EXPECT_EQ(dup["error"]["code"], rpc::kInvalidRequest);
   EXPECT_TRUE(session_.cancel_request(77));
   t.join();
+}
+
+TEST_F(McpServerTest, CancelArrivingBeforeItsRequestStopsIt) {
+  // A transport may read the cancel while the request still waits for a worker.
+  send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"early"}})");
+  const auto start = std::chrono::steady_clock::now();
+  auto reply = server_.handle_text(
+      R"({"jsonrpc":"2.0","id":"early","method":"tools/call","params":{"name":"slow"}})", session_,
+      nullptr);
+  EXPECT_FALSE(reply.has_value());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));  // slow never ran
+  EXPECT_EQ(session_.in_flight(), 0u);
+  // The early cancel was used up: the next request with another id runs and answers.
+  EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":"later","method":"ping"})")["id"], "later");
+}
+
+TEST_F(McpServerTest, EarlyCancelsAreBounded) {
+  for (size_t i = 0; i <= Session::kEarlyCancelsKept; ++i) {
+    EXPECT_FALSE(session_.cancel_request("gone-" + std::to_string(i)));
+  }
+  // The oldest was forgotten, so its (late) request is answered; the newest is not.
+  EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":"gone-0","method":"ping"})")["id"], "gone-0");
+  const std::string newest = "gone-" + std::to_string(Session::kEarlyCancelsKept);
+  EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":")" + newest + R"(","method":"ping"})"), Json());
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #define WEFT_SERVER_SESSION_H_
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -52,11 +53,17 @@ class Session {
   std::vector<std::string> roots() const;
 
   // Registers an in-flight request; the flag turns true if it is cancelled.
+  // The flag starts true when a cancel for this id arrived before the request
+  // began (a transport may queue a request behind a cancel it already read).
   // Returns null when a request with the same id is already in flight.
   std::shared_ptr<std::atomic<bool>> begin_request(const Json& id);
   void end_request(const Json& id);
-  // Cancels an in-flight request; false when the id is unknown or finished.
+  // Cancels an in-flight request and returns true. An id not in flight is
+  // remembered (the last kEarlyCancelsKept of them) in case its request has
+  // not begun yet, and false is returned; ids are never reused within a
+  // session, so a cancel for a finished request only takes a slot.
   bool cancel_request(const Json& id);
+  static constexpr size_t kEarlyCancelsKept = 64;
   size_t in_flight() const;
 
   // Sends a request to the client; `on_response` runs when its response arrives.
@@ -75,6 +82,7 @@ class Session {
   std::optional<LogLevel> log_level_;
   std::vector<std::string> roots_;
   std::map<std::string, std::shared_ptr<std::atomic<bool>>> in_flight_;
+  std::deque<std::string> early_cancels_;  // oldest first, at most kEarlyCancelsKept
   std::map<std::string, ResponseHandler> pending_;
   uint64_t next_request_ = 1;
 };
