@@ -174,12 +174,10 @@ void DocCore::append_change(Change&& ch) {
   changes.push_back(std::move(ch));
 }
 
-bool DocCore::joins_last(const Change& ch) const {
-  if (changes.empty()) return false;
-  const Change& last = changes.back();
-  return last.peer == ch.peer && last.end() == ch.counter && ch.deps.size() == 1 &&
+bool DocCore::continues(const Change& prev, const Change& ch) const {
+  return prev.peer == ch.peer && prev.end() == ch.counter && ch.deps.size() == 1 &&
          ch.deps[0] == ID{peer_ids[ch.peer], ch.counter - 1} &&
-         merge_rule_allows(last.timestamp, last.msg, ch.timestamp, ch.msg);
+         merge_rule_allows(prev.timestamp, prev.msg, ch.timestamp, ch.msg);
 }
 
 size_t DocCore::join_last(Change&& ch) {

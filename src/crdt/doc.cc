@@ -227,8 +227,7 @@ Result<VersionOrder> Doc::compare(const Frontiers& a, const Frontiers& b) const 
 }
 
 size_t Doc::change_count() const {
-  core_->settle();
-  return core_->changes.size();
+  return changes().size();
 }
 size_t Doc::op_count() const {
   core_->flush_typing();
@@ -238,7 +237,17 @@ size_t Doc::op_count() const {
 std::vector<ChangeMeta> Doc::changes() const {
   core_->settle();
   std::vector<ChangeMeta> out;
-  for (const auto& ch : core_->changes) {
+  const auto& changes = core_->changes;
+  for (size_t i = 0; i < changes.size(); ++i) {
+    const detail::Change& ch = changes[i];
+    // A change the commit-merge rule joins to the ones before (the log keeps
+    // a long typing session in several) is listed as part of them, as the
+    // encoder writes it: its time is measured from the joined change's.
+    if (i != 0 && core_->continues(changes[i - 1], ch) &&
+        core_->merge_rule_allows(out.back().timestamp, out.back().message, ch.timestamp, ch.msg)) {
+      out.back().len += ch.len;
+      continue;
+    }
     out.push_back({ID{core_->peer_ids[ch.peer], ch.counter}, ch.len, ch.lamport, ch.timestamp,
                    ch.msg, ch.deps});
   }

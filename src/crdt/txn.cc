@@ -409,7 +409,7 @@ bool DocCore::commit_in_place(const CommitOptions& options) {
   Change& last = changes.back();
   const auto& deps = txn_deps.ids();
   if (last.peer != self || last.end() != txn_start || deps.size() != 1 ||
-      deps[0] != ID{peer, txn_start - 1}) {
+      deps[0] != ID{peer, txn_start - 1} || !has_room(last)) {
     return false;
   }
   // ... within the merge interval and with the same message.
@@ -447,12 +447,18 @@ Status DocCore::commit(const CommitOptions& options) {
   // this peer's last change (the latest in the log) directly on top of it,
   // within the merge interval and with the same message.
   Change* prev = nullptr;
+  bool prev_full = false;  // it would have merged, but the last change is full
   if (!by_peer[self].empty() && by_peer[self].back() + 1 == changes.size()) {
     Change& last = changes.back();
     const auto& deps = txn_deps.ids();
     if (last.end() == start && deps.size() == 1 && deps[0] == ID{peer, start - 1}) {
       ts = std::max(ts, last.timestamp);  // the one dep is in `last`
-      if (merge_rule_allows(last.timestamp, last.msg, ts, options.message)) prev = &last;
+      if (merge_rule_allows(last.timestamp, last.msg, ts, options.message)) {
+        if (has_room(last))
+          prev = &last;
+        else
+          prev_full = true;
+      }
     }
   }
   if (!prev) {
@@ -500,6 +506,7 @@ Status DocCore::commit(const CommitOptions& options) {
     ch.timestamp = ts;
     txn_ops.shrink_to_fit();  // (a long txn's list may have most of its room free)
     ch.ops = std::move(txn_ops);
+    if (prev_full) ch.ops.reserve(kMergeOpsMax);  // the next commits merge into it
     append_change(std::move(ch));
   }
   if (merged)

@@ -40,7 +40,8 @@ bool DocCore::retype(uint32_t idx, size_t pos, char ch) {
   const bool committed = typing.committed == typing.n && idx == typing.idx;
   const size_t end = typing.pos + typing.n;  // where the change's last op ends
   flush_typing_now();
-  if (!committed) return !direct && txn_ops.empty() && begin_typing(idx, pos, ch);
+  if (!committed || !has_room(changes.back()))  // (begin_typing checks for room)
+    return !direct && txn_ops.empty() && begin_typing(idx, pos, ch);
   if (pos > lane_plain(idx)->visible_units() || pos > INT32_MAX) return false;
   typing.fresh = pos != end;  // (pos == end: the buffer was full)
   typing.pos = pos;

@@ -468,5 +468,59 @@ TEST(KeystrokeCommit, LongTypingGrowsTheOpTextAcrossBlocks) {
   EXPECT_EQ(fast.core()->changes[0].ops[0].text.utf8(), expect);
 }
 
+TEST(KeystrokeCommit, ALongSessionIsStoredInSeveralChangesListedAsOne) {
+  // Every keystroke starts a new op (the cursor alternates between the two
+  // ends), so the session's change passes kMergeOpsMax ops: the log opens a
+  // new change, reserved whole, while the encoder and changes() join them.
+  constexpr int kKeys = 3 * static_cast<int>(detail::DocCore::kMergeOpsMax) + 10;
+  Doc fast(3), slow(3);
+  slow.core()->fast_commit = false;
+  for (int i = 0; i < kKeys; ++i) {
+    for (Doc* d : {&fast, &slow}) {
+      TextRef t = d->get_text("t");
+      const size_t pos = i % 2 == 0 ? 0 : t.len();
+      if (i % 50 == 49) {
+        ASSERT_TRUE(t.erase(pos == 0 ? 0 : pos - 1, 1).ok());
+      } else {
+        ASSERT_TRUE(t.insert(pos, i % 3 == 0 ? "x" : "y").ok());
+      }
+      ASSERT_TRUE(d->commit().ok());
+    }
+  }
+  EXPECT_EQ(fast.get_text("t").to_string(), slow.get_text("t").to_string());
+  EXPECT_EQ(fast.export_updates(), slow.export_updates());
+  for (Doc* d : {&fast, &slow}) {
+    const auto& changes = d->core()->changes;
+    ASSERT_GE(changes.size(), 3u);
+    for (size_t c = 1; c < changes.size(); ++c) {
+      // No change grew its op array past the reservation.
+      EXPECT_GE(changes[c - 1].ops.capacity(), detail::DocCore::kMergeOpsMax);
+      EXPECT_LE(changes[c].ops.size(), detail::DocCore::kMergeOpsMax + 1);
+      if (c + 1 < changes.size()) {
+        EXPECT_EQ(changes[c].ops.capacity(), detail::DocCore::kMergeOpsMax);
+      }
+    }
+    ASSERT_EQ(d->change_count(), 1u);
+    auto listed = d->changes();
+    ASSERT_EQ(listed.size(), 1u);
+    EXPECT_EQ(listed[0].len, kKeys);
+    EXPECT_EQ(listed[0].id, (ID{3, 0}));
+    EXPECT_TRUE(listed[0].deps.empty());
+  }
+  // The round trip stores one change; the value, versions and listing agree.
+  Doc copy(4);
+  ASSERT_TRUE(copy.import(fast.export_snapshot()).ok());
+  EXPECT_EQ(copy.core()->changes.size(), 1u);
+  EXPECT_EQ(copy.to_json_string(), fast.to_json_string());
+  EXPECT_EQ(copy.oplog_frontiers(), fast.oplog_frontiers());
+  EXPECT_EQ(testing::describe_changes(copy.changes()), testing::describe_changes(fast.changes()));
+  // A different message still starts a change of its own.
+  ASSERT_TRUE(fast.get_text("t").insert(0, "m").ok());
+  CommitOptions o;
+  o.message = "other";
+  ASSERT_TRUE(fast.commit(o).ok());
+  EXPECT_EQ(fast.change_count(), 2u);
+}
+
 }  // namespace
 }  // namespace weft::crdt

@@ -132,9 +132,13 @@ class Doc {
   Frontiers vv_to_frontiers(const VersionVector& vv) const;
   // Partial-order comparison of two frontiers. Errors: kNotFound.
   Result<VersionOrder> compare(const Frontiers& a, const Frontiers& b) const;
-  // Number of stored changes and of op units.
+  // Number of changes and of op units.
   size_t change_count() const;
   size_t op_count() const;
+  // The changes in log order, joined as the encoder writes them: a change
+  // that continues the one before under Loro's commit-merge rule is part of
+  // it (a long local session may be stored as several; see
+  // docs/formats/binary.md).
   std::vector<ChangeMeta> changes() const;
 
   // ---- time travel
