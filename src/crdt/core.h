@@ -436,6 +436,19 @@ class DocCore {
     if (direct || !txn_ops.empty()) return false;
     return begin_typing(idx, pos, ch);
   }
+  // type_on's first case alone: ASCII `ch` at the buffer's end, into the same
+  // Text (`idx` may be a handle's UINT32_MAX, never the buffer's), with room
+  // left; false with nothing changed otherwise. (The buffer is never open
+  // under auto-commit: set_auto_commit flushes it and begin_typing refuses.)
+  [[gnu::always_inline]] bool type_on_end(uint32_t idx, size_t pos, char ch) {
+    TypingBuffer& t = typing;
+    if (t.n == 0 || pos != t.pos + t.n || idx != t.idx || t.n >= kTypingMax ||
+        static_cast<unsigned char>(ch) >= 0x80) {
+      return false;
+    }
+    t.bytes[t.n++] = ch;
+    return true;
+  }
   // Starts the buffer with `ch` when the lane's conditions for a keystroke
   // that opens a transaction hold (see the block comment); false with
   // nothing changed otherwise. REQUIRES: typing.n == 0, !direct,

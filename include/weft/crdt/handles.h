@@ -84,6 +84,10 @@ class TextRef : public ContainerRef {
   // Converts a position between units. Errors: kOutOfRange, kInvalidArgument
   // (a position inside a character).
   Result<size_t> convert_pos(size_t pos, PosUnit from, PosUnit to) const;
+
+ private:
+  // insert() past its one-store case of a key typed on (handles.cc).
+  Status insert_general(size_t pos, std::string_view text, PosUnit unit);
 };
 
 // A list of values (or child containers).
