@@ -144,7 +144,9 @@ class DocCore {
   // True when causally ready change `ch` may join the op log's last change
   // under Loro's commit-merge rule (same author, counters contiguous, its
   // only dep the author's previous op, within merge_interval, same message).
-  bool joins_last(const Change& ch) const { return !changes.empty() && continues(changes.back(), ch); }
+  bool joins_last(const Change& ch) const {
+    return !changes.empty() && continues(changes.back(), ch);
+  }
   // The same rule for `ch` right after `prev`: what the encoder writes and
   // Doc::changes() lists as one change (see kMergeOpsMax).
   bool continues(const Change& prev, const Change& ch) const;
@@ -356,7 +358,7 @@ class DocCore {
     const Counter counter = direct ? txn_start + txn_len : last.end();
     if (!plain || !plain->lane_type(self, counter, pos, ch)) return false;
     advance_vv(*state, self, counter + 1);
-    run.text.append_utf8(std::string_view(&ch, 1), 1);
+    run.text.append_utf8(std::string_view(&ch, 1), 1, &text_pool);
     if (direct) {
       ++txn_len;
       return true;
@@ -518,9 +520,9 @@ class DocCore {
   // Every logged change's deps_vv, back to back: one shared block instead of
   // a heap vector per change (most are one-op keystrokes).
   std::vector<int32_t> vv_pool;
-  DenseVv append_vv;  // append_change's scratch (keeps its capacity)
+  DenseVv append_vv;                  // append_change's scratch (keeps its capacity)
   std::vector<Seq::Run> delete_runs;  // delete_units' scratch (keeps its capacity)
-  DenseVv apply_vv;   // apply_change's scratch (taken while in use: reentrant)
+  DenseVv apply_vv;                   // apply_change's scratch (taken while in use: reentrant)
   std::vector<std::vector<uint32_t>> by_peer;  // change indexes per dense peer
   DenseVv oplog_vv;
   Frontiers oplog_frontiers;

@@ -226,9 +226,7 @@ Result<VersionOrder> Doc::compare(const Frontiers& a, const Frontiers& b) const 
   return va.compare(vb);
 }
 
-size_t Doc::change_count() const {
-  return changes().size();
-}
+size_t Doc::change_count() const { return changes().size(); }
 size_t Doc::op_count() const {
   core_->flush_typing();
   return static_cast<size_t>(core_->oplog_vv.total());

@@ -67,7 +67,7 @@ void OpText::clear() {
   }
 }
 
-void OpText::append_bytes(const char* p, size_t n, size_t units) {
+void OpText::append_bytes(const char* p, size_t n, size_t units, OpTextPool* pool) {
   if (n == 0) return;
   const size_t used = bytes();
   if (!block() && used + n <= kInlineMax) {
@@ -85,16 +85,25 @@ void OpText::append_bytes(const char* p, size_t n, size_t units) {
     // Blocks are malloc'd: header + bytes rounded so the whole is a multiple of 16.
     size_t want = std::max(used + n, used + used / 2);
     want = ((want + sizeof(Block) + 15) & ~size_t{15}) - sizeof(Block);
-    auto* nb = static_cast<Block*>(std::malloc(sizeof(Block) + want));
-    if (nb == nullptr) throw std::bad_alloc();
-    nb->units = static_cast<uint32_t>(size());
-    nb->bytes = static_cast<uint32_t>(used);
-    nb->cap = static_cast<uint32_t>(want);
-    char* nd = reinterpret_cast<char*>(nb + 1);
-    std::memcpy(nd, data(), used);
-    std::memcpy(nd + used, p, n);  // before freeing: p may point into the old block
-    release();
-    bits_ = reinterpret_cast<uintptr_t>(nb);
+    if (want >= (size_t{1} << 31)) throw std::length_error("op text over 2 GiB");
+    Block* nb = pool ? pool->writable(b, want) : nullptr;
+    if (nb == nullptr) {
+      nb = static_cast<Block*>(std::malloc(sizeof(Block) + want));
+      if (nb == nullptr) throw std::bad_alloc();
+      nb->pooled = 0;
+    }
+    nb->cap = static_cast<uint32_t>(want) & 0x7FFFFFFF;
+    if (nb == b) {  // grown in place
+      std::memmove(reinterpret_cast<char*>(b + 1) + used, p, n);
+    } else {
+      nb->units = static_cast<uint32_t>(size());
+      nb->bytes = static_cast<uint32_t>(used);
+      char* nd = reinterpret_cast<char*>(nb + 1);
+      std::memcpy(nd, data(), used);
+      std::memcpy(nd + used, p, n);  // before freeing: p may point into the old block
+      release();
+      bits_ = reinterpret_cast<uintptr_t>(nb);
+    }
   } else {
     std::memmove(reinterpret_cast<char*>(b + 1) + used, p, n);
   }
@@ -126,24 +135,48 @@ void OpText::init_pooled(std::string_view utf8, size_t units, OpTextPool& pool) 
   bits_ = reinterpret_cast<uintptr_t>(pool.add(utf8, units));
 }
 
-OpText::Block* OpTextPool::add(std::string_view utf8, size_t units) {
-  using Block = OpText::Block;
-  // Blocks stay 4-aligned (the header's alignment; the low bit tags inline texts).
-  const size_t need = (sizeof(Block) + utf8.size() + 3) & ~size_t{3};
+char* OpTextPool::take(size_t need) {
   if (need > left_) {
-    const size_t size = std::max<size_t>(need, 64 * 1024);
+    // Slabs double from 1 KiB to 64 KiB: a doc with a few long texts stays small.
+    slab_ = std::min<size_t>(kSlabMax, slab_ == 0 ? kSlabMin : 2 * slab_);
+    const size_t size = std::max(need, slab_);
     slabs_.emplace_back(new char[size]);  // not zeroed: every byte is written before use
     next_ = slabs_.back().get();
     left_ = size;
   }
-  auto* b = reinterpret_cast<Block*>(next_);
+  char* at = next_;
+  next_ += need;
+  left_ -= need;
+  return at;
+}
+
+OpText::Block* OpTextPool::add(std::string_view utf8, size_t units) {
+  using Block = OpText::Block;
+  // Blocks stay 4-aligned (the header's alignment; the low bit tags inline texts).
+  auto* b = reinterpret_cast<Block*>(take(block_size(utf8.size())));
   b->units = static_cast<uint32_t>(units);
   b->bytes = static_cast<uint32_t>(utf8.size());
   b->cap = 0;
+  b->pooled = 1;
   std::memcpy(b + 1, utf8.data(), utf8.size());
-  next_ += need;
-  left_ -= need;
   return b;
+}
+
+OpText::Block* OpTextPool::writable(OpText::Block* b, size_t cap) {
+  using Block = OpText::Block;
+  // The text typed on is most often the last one to have grown here.
+  if (b && b->pooled && b->cap != 0 && reinterpret_cast<char*>(b) + block_size(b->cap) == next_) {
+    const size_t more = block_size(cap) - block_size(b->cap);
+    if (more <= left_) {
+      next_ += more;
+      left_ -= more;
+      return b;
+    }
+  }
+  auto* nb = reinterpret_cast<Block*>(take(block_size(cap)));
+  nb->units = nb->bytes = 0;
+  nb->pooled = 1;
+  return nb;
 }
 
 void OpText::append(const uint32_t* cps, size_t n) {

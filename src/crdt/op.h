@@ -126,8 +126,11 @@ class OpText {
   }
   // Appends valid UTF-8 `utf8` holding `units` code points. Inline for the
   // keystroke path: a few bytes joining an inline (or empty) text, or a heap
-  // block with room (one 8-byte store, as in append).
-  [[gnu::always_inline]] void append_utf8(std::string_view utf8, size_t units) {
+  // block with room (one 8-byte store, as in append). With `pool`, a text
+  // that outgrows its room moves into a writable block of the pool, not a
+  // malloc'd one (REQUIRES: `pool` as for assign_utf8's).
+  [[gnu::always_inline]] void append_utf8(std::string_view utf8, size_t units,
+                                          OpTextPool* pool = nullptr) {
     if (utf8.empty()) return;
     const size_t used = (bits_ >> 4) & 7;  // 0 when empty
     if (is_inline_or_empty() && used + utf8.size() <= kInlineMax) {
@@ -148,7 +151,7 @@ class OpText {
       b->units += static_cast<uint32_t>(units);
       return;
     }
-    append_bytes(utf8.data(), utf8.size(), units);
+    append_bytes(utf8.data(), utf8.size(), units, pool);
   }
   void push_back(char32_t cp);
   // Writes the first `n` code points to out[0, n). REQUIRES: n <= size().
@@ -166,16 +169,18 @@ class OpText {
   static_assert(std::endian::native == std::endian::little, "inline texts use the low byte");
   static constexpr size_t kInlineMax = 7;
   friend class OpTextPool;
-  // A block: this header, then `cap` bytes of UTF-8; cap == 0 marks a block
-  // in an OpTextPool (read-only, never freed by the text).
+  // A block: this header, then `cap` bytes of UTF-8. `pooled`: it lies in an
+  // OpTextPool and is never freed by the text; cap == 0 there marks a
+  // read-only block (a decoded text, which an edit copies out).
   struct Block {
     uint32_t units;
     uint32_t bytes;
-    uint32_t cap;
+    uint32_t cap : 31;
+    uint32_t pooled : 1;
   };
   [[gnu::always_inline]] void release() {
     Block* b = block();
-    if (b && b->cap) std::free(b);
+    if (b && !b->pooled) std::free(b);
   }
   // bits_ is 0 (empty), a Block* (malloc aligns it: low bit 0), or inline:
   // low byte 1 | units << 1 | bytes << 4, then the bytes in memory order.
@@ -190,13 +195,15 @@ class OpText {
   void clear();
   void init_pooled(std::string_view utf8, size_t units, OpTextPool& pool);
   // Appends `n` bytes of valid UTF-8 holding `units` code points; `p` may
-  // point into this text.
-  void append_bytes(const char* p, size_t n, size_t units);
+  // point into this text. A text that outgrows its room takes a block of
+  // `pool` when given, else of the heap.
+  void append_bytes(const char* p, size_t n, size_t units, OpTextPool* pool = nullptr);
   uintptr_t bits_ = 0;
 };
 
-// Storage for the long texts of decoded ops: one allocation per 64 KiB
-// instead of one per op. A DocCore keeps its pools for its whole life.
+// Storage for the long texts of decoded ops and of texts typed on: one
+// allocation per slab (1 KiB doubling to 64 KiB) instead of one per op. A DocCore keeps its pools
+// for its whole life.
 class OpTextPool {
  public:
   OpTextPool() = default;
@@ -207,7 +214,16 @@ class OpTextPool {
   friend class OpText;
   // A read-only block holding `utf8` (> 7 bytes) in the pool.
   OpText::Block* add(std::string_view utf8, size_t units);
+  // A writable block with room for `cap` bytes (0 < cap < 2^31) for a text
+  // whose block `b` is full: `b` itself, grown in place, when it is the
+  // pool's last block and its slab has room; else a new, empty block.
+  OpText::Block* writable(OpText::Block* b, size_t cap);
+  // Carves `need` bytes (a multiple of 4) from the last slab, or a new one.
+  char* take(size_t need);
+  static size_t block_size(size_t cap) { return (sizeof(OpText::Block) + cap + 3) & ~size_t{3}; }
+  static constexpr size_t kSlabMin = 1024, kSlabMax = 64 * 1024;
   std::vector<std::unique_ptr<char[]>> slabs_;
+  size_t slab_ = 0;  // the last slab's planned size (a larger `need` gets its own size)
   size_t left_ = 0;  // free bytes at the end of the last slab
   char* next_ = nullptr;
 };

@@ -227,7 +227,7 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
       if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
       advance_vv(*state, self, counter + static_cast<Counter>(n));
       txn_len += static_cast<Counter>(n);
-      run.text.append_utf8(utf8, n);
+      run.text.append_utf8(utf8, n, &text_pool);
       return Status();
     }
     settle_direct();
@@ -245,10 +245,11 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
         run.pos + static_cast<int32_t>(run.text.size()) == pos) {
       direct_txn.pushed = false;
       direct_txn.keep = static_cast<int32_t>(run.text.size());
-      run.text.append_utf8(utf8, n);
+      run.text.append_utf8(utf8, n, &text_pool);
     } else {
       direct_txn.pushed = true;
-      new_txn_op(last.ops, OpKind::kTextInsert, idx, counter, pos).text.append_utf8(utf8, n);
+      new_txn_op(last.ops, OpKind::kTextInsert, idx, counter, pos)
+          .text.append_utf8(utf8, n, &text_pool);
     }
     direct = true;
     txn_start = counter;
@@ -279,7 +280,7 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
   advance_vv(*state, self, counter + static_cast<Counter>(n));
   txn_len += static_cast<Counter>(n);
   if (run) {
-    run->text.append_utf8(utf8, n);
+    run->text.append_utf8(utf8, n, &text_pool);
     return Status();
   }
   // A new op's text longer than the inline bytes goes into the doc's text

@@ -75,9 +75,9 @@ void DocCore::flush_typing_now() {
                          : &last.ops.back();
   const auto keep = static_cast<int32_t>(run->text.size());
   if (n == 1)
-    run->text.append_utf8(std::string_view(typing.bytes, 1), 1);
+    run->text.append_utf8(std::string_view(typing.bytes, 1), 1, &text_pool);
   else
-    run->text.append_utf8(bytes, n);
+    run->text.append_utf8(bytes, n, &text_pool);
   // The committed bytes: what commit_direct published (the change, the op
   // log's version, both frontiers).
   if (done != 0) {

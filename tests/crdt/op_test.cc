@@ -162,6 +162,46 @@ RC_GTEST_PROP(OpText, AppendAfterTruncateMatchesModel, ()) {
   RC_ASSERT(t.utf8() == expect.utf8());
 }
 
+TEST(OpText, TextsTypedOnGrowInThePool) {
+  // Two texts typed on in turn (each outgrows its room while the other was
+  // the pool's last block) and one alone (grown in place), past a slab.
+  OpTextPool pool;
+  OpText a, b, alone;
+  std::string want_a, want_b, want_alone;
+  for (int i = 0; i < 3000; ++i) {
+    const std::string key = i % 9 == 0 ? "\xc3\xa9" : std::string(1, static_cast<char>('a' + i % 26));
+    const size_t units = 1;
+    a.append_utf8(key, units, &pool);
+    want_a += key;
+    if (i % 3 == 0) {
+      b.append_utf8("xyz", 3, &pool);
+      want_b += "xyz";
+    }
+    ASSERT_EQ(a.utf8(), want_a);
+  }
+  for (int i = 0; i < 70000; ++i) {
+    alone.append_utf8("q", 1, &pool);
+    want_alone += "q";
+  }
+  EXPECT_EQ(a.utf8(), want_a);
+  EXPECT_EQ(a.size(), 3000u);
+  EXPECT_EQ(b.utf8(), want_b);
+  EXPECT_EQ(alone.utf8(), want_alone);
+  EXPECT_EQ(alone.size(), 70000u);
+  // A copy owns a heap block: editing either leaves the other alone.
+  OpText copy = a;
+  copy.append_utf8("!", 1);
+  a.truncate(10);
+  EXPECT_EQ(copy.utf8(), want_a + "!");
+  EXPECT_EQ(a.utf8(), want_a.substr(0, a.utf8().size()));
+  EXPECT_EQ(a.size(), 10u);
+  // Moved and destroyed texts never free pooled blocks (ASan would see it).
+  OpText moved = std::move(b);
+  EXPECT_EQ(moved.utf8(), want_b);
+  moved = OpText();
+  EXPECT_TRUE(moved.empty());
+}
+
 TEST(Op, IsSmall) {
   // The op log holds tens of thousands of ops: keep the struct compact.
   EXPECT_LE(sizeof(Op), 56u);
