@@ -412,6 +412,7 @@ class DocCore {
   // sees them missing. Bounded: a full buffer flushes. (A const reader may
   // flush: a Doc is not thread-safe, see doc.h.)
   static constexpr uint32_t kTypingMax = 128;
+  static_assert(kTypingMax >= 8, "the flush reads 8 bytes of the buffer at once");
   struct TypingBuffer {
     uint32_t n = 0;          // bytes held (0: empty, the fields below unused)
     uint32_t committed = 0;  // how many of them default commits covered

@@ -74,10 +74,7 @@ void DocCore::flush_typing_now() {
                                        static_cast<int32_t>(typing.pos))
                          : &last.ops.back();
   const auto keep = static_cast<int32_t>(run->text.size());
-  if (n == 1)
-    run->text.append_utf8(std::string_view(typing.bytes, 1), 1, &text_pool);
-  else
-    run->text.append_utf8(bytes, n, &text_pool);
+  run->text.append_utf8_wide(bytes, n, &text_pool);  // (typing.bytes has 8 bytes and more)
   // The committed bytes: what commit_direct published (the change, the op
   // log's version, both frontiers).
   if (done != 0) {
