@@ -174,10 +174,11 @@ void DocCore::append_change(Change&& ch) {
   changes.push_back(std::move(ch));
 }
 
-bool DocCore::continues(const Change& prev, const Change& ch) const {
+bool DocCore::continues(const Change& prev, const Change& ch, int64_t time,
+                        const std::optional<std::string>& msg) const {
   return prev.peer == ch.peer && prev.end() == ch.counter && ch.deps.size() == 1 &&
          ch.deps[0] == ID{peer_ids[ch.peer], ch.counter - 1} &&
-         merge_rule_allows(prev.timestamp, prev.msg, ch.timestamp, ch.msg);
+         merge_rule_allows(time, msg, ch.timestamp, ch.msg);
 }
 
 size_t DocCore::join_last(Change&& ch) {

@@ -145,11 +145,15 @@ class DocCore {
   // under Loro's commit-merge rule (same author, counters contiguous, its
   // only dep the author's previous op, within merge_interval, same message).
   bool joins_last(const Change& ch) const {
-    return !changes.empty() && continues(changes.back(), ch);
+    if (changes.empty()) return false;
+    const Change& last = changes.back();
+    return continues(last, ch, last.timestamp, last.msg);
   }
-  // The same rule for `ch` right after `prev`: what the encoder writes and
-  // Doc::changes() lists as one change (see kMergeOpsMax).
-  bool continues(const Change& prev, const Change& ch) const;
+  // The same rule for `ch` right after `prev`, with the time and message of
+  // the change `prev` belongs to once joined (`time`, `msg`): what the
+  // encoder writes and Doc::changes() lists as one change (see kMergeOpsMax).
+  bool continues(const Change& prev, const Change& ch, int64_t time,
+                 const std::optional<std::string>& msg) const;
   // Appends the units and ops of `ch` (joins_last) to the log's last change
   // as they are; returns the index of its first op there.
   size_t join_last(Change&& ch);
@@ -426,14 +430,7 @@ class DocCore {
   // with the buffer flushed and nothing else changed (the lane and the
   // general path then run). Inline: every keystroke asks.
   [[gnu::always_inline]] bool type_on(uint32_t idx, size_t pos, char ch) {
-    TypingBuffer& t = typing;
-    if (t.n != 0) {
-      if (pos == t.pos + t.n && idx == t.idx && t.n < kTypingMax) {
-        t.bytes[t.n++] = ch;
-        return true;
-      }
-      return retype(idx, pos, ch);
-    }
+    if (typing.n != 0) return type_on_end(idx, pos, ch) || retype(idx, pos, ch);
     // An open transaction (a many-op one, or the lane's direct keystroke)
     // keeps its own paths, without a call here.
     if (direct || !txn_ops.empty()) return false;

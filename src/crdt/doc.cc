@@ -241,8 +241,7 @@ std::vector<ChangeMeta> Doc::changes() const {
     // A change the commit-merge rule joins to the ones before (the log keeps
     // a long typing session in several) is listed as part of them, as the
     // encoder writes it: its time is measured from the joined change's.
-    if (i != 0 && core_->continues(changes[i - 1], ch) &&
-        core_->merge_rule_allows(out.back().timestamp, out.back().message, ch.timestamp, ch.msg)) {
+    if (i != 0 && core_->continues(changes[i - 1], ch, out.back().timestamp, out.back().message)) {
       out.back().len += ch.len;
       continue;
     }
