@@ -1,6 +1,8 @@
 // The plain state (Eg-walker "state" half) against a model and against docs
 // forced to keep a Fugue tracker: same values, same exports, lazy tracker
 // building on concurrent imports, marks and undo, and the causal import path.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -83,6 +85,9 @@ TEST(PlainSeqTest, MatchesAModelUnderRandomEdits) {
     const std::string text = utf8_of(model);
     RC_ASSERT(seq.to_utf8() == text);
     RC_ASSERT(seq.utf8_len() == text.size());
+    const auto astral = static_cast<size_t>(
+        std::count_if(model.begin(), model.end(), [](char32_t c) { return c > 0xFFFF; }));
+    RC_ASSERT(seq.utf16_len() == model.size() + astral);
     // Unit conversions agree with the model at a few positions.
     for (int probe = 0; probe < 8; ++probe) {
       const size_t n = *rc::gen::inRange<size_t>(0, model.size() + 1);
@@ -93,6 +98,9 @@ TEST(PlainSeqTest, MatchesAModelUnderRandomEdits) {
       auto back = seq.locate(b->u8, 2);
       RC_ASSERT(back.ok());
       RC_ASSERT(back->units == n);
+      const auto astral_before = static_cast<size_t>(std::count_if(
+          model.begin(), model.begin() + n, [](char32_t c) { return c > 0xFFFF; }));
+      RC_ASSERT(b->u16 == n + astral_before);
     }
     RC_ASSERT(!seq.locate(model.size() + 1, 0).ok());
     RC_ASSERT(!seq.erase(static_cast<uint32_t>(model.size()), 1).ok());
