@@ -14,6 +14,11 @@ namespace weft::crdt::detail {
 namespace {
 
 constexpr uint8_t kFlagZstd = 1;
+// The checksum covers the stored (compressed) body, so a reader verifies it
+// before decompressing: a corrupt frame never reaches zstd, and the hash
+// reads a third as many bytes. Set by every writer with kFlagZstd; without it
+// a compressed body's checksum is of the decompressed body (older writers).
+constexpr uint8_t kFlagStoredChecksum = 2;
 constexpr size_t kHeaderSize = 16;  // magic, version/kind/flags/reserved, raw size, checksum
 constexpr uint64_t kMaxRawSize = 1ull << 31;
 // Bodies smaller than this stay raw: zstd's frame overhead would eat the gain.
@@ -274,14 +279,15 @@ std::string seal_payload(const std::string& raw, uint8_t kind, bool fast) {
                              zstd_level(kind, raw.size(), fast));
     if (!ZSTD_isError(n) && n < raw.size()) {
       compressed.resize(n);
-      flags |= kFlagZstd;
+      flags |= kFlagZstd | kFlagStoredChecksum;
     }
   }
+  const std::string& body = (flags & kFlagZstd) ? compressed : raw;
   out.push_back(static_cast<char>(flags));
   out.push_back(0);
   put_fixed32(out, static_cast<uint32_t>(raw.size()));
-  put_fixed32(out, checksum32(raw));
-  out += (flags & kFlagZstd) ? compressed : raw;
+  put_fixed32(out, checksum32(body));
+  out += body;
   return out;
 }
 
@@ -298,11 +304,17 @@ Result<OpenedPayload> open_payload(std::string_view data) {
   if (out.kind != kKindUpdates && out.kind != kKindSnapshot) return corrupt("unknown payload kind");
   WEFT_ASSIGN_OR_RETURN(uint8_t flags, h.read_u8());
   WEFT_ASSIGN_OR_RETURN(uint8_t reserved, h.read_u8());
-  if (reserved != 0 || (flags & ~kFlagZstd) != 0) return corrupt("unknown header flags");
+  if (reserved != 0 || (flags & ~(kFlagZstd | kFlagStoredChecksum)) != 0 ||
+      flags == kFlagStoredChecksum) {
+    return corrupt("unknown header flags");
+  }
   WEFT_ASSIGN_OR_RETURN(uint32_t raw_size, h.read_fixed32());
   WEFT_ASSIGN_OR_RETURN(uint32_t sum, h.read_fixed32());
   if (raw_size > kMaxRawSize) return corrupt("payload too large");
   std::string_view payload = data.substr(kHeaderSize);
+  if ((flags & kFlagStoredChecksum) && checksum32(payload) != sum) {
+    return corrupt("checksum mismatch");
+  }
   if (flags & kFlagZstd) {
     unsigned long long content = ZSTD_getFrameContentSize(payload.data(), payload.size());
     if (content != raw_size) return corrupt("compressed size mismatch");
@@ -321,7 +333,9 @@ Result<OpenedPayload> open_payload(std::string_view data) {
     if (payload.size() != raw_size) return corrupt("payload size mismatch");
     out.raw = payload;
   }
-  if (checksum32(out.raw) != sum) return corrupt("checksum mismatch");
+  if (!(flags & kFlagStoredChecksum) && checksum32(out.raw) != sum) {
+    return corrupt("checksum mismatch");
+  }
   return out;
 }
 

@@ -431,7 +431,7 @@ inline PlainSeq::RunPos PlainSeq::erase_ids(ChunkVec<IdRun>& runs, size_t chunk_
     runs[r].counter += static_cast<int32_t>(left);
     runs[r].len -= static_cast<uint32_t>(left);
   }
-  runs.erase(runs.begin() + first, runs.begin() + r);
+  if (r > first) runs.erase(runs.begin() + first, runs.begin() + r);  // (most erases drop none)
   // Deleting what was typed into a run makes its two halves adjacent again.
   if (first > 0 && first < runs.size()) {
     IdRun& a = runs[first - 1];

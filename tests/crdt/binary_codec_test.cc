@@ -3,6 +3,7 @@
 // typing history, and rejection of truncated, bit-flipped and forged input
 // with the doc left unchanged.
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <random>
 
@@ -374,6 +375,48 @@ TEST(BinaryCodecTest, UnknownVersionIsAClearError) {
   auto st = d.import(snap);
   EXPECT_EQ(st.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.status().to_string().find("version 3"), std::string::npos);
+}
+
+TEST(BinaryCodecTest, CompressedBodiesAreCheckedBeforeDecompressing) {
+  const std::string snap = rich_doc().export_snapshot();
+  ASSERT_EQ(snap[6], 3) << "compressed, with the checksum over the stored bytes";
+  Doc reference(5);
+  ASSERT_TRUE(reference.import(snap).ok());
+  auto fixed32_at = [&](size_t at) {
+    ByteReader r(std::string_view(snap).substr(at, 4));
+    return *r.read_fixed32();
+  };
+  const std::string_view stored = std::string_view(snap).substr(16);
+  EXPECT_EQ(fixed32_at(12), checksum32(stored));
+  // A body as older writers sealed it (flag bit 0 alone, the checksum of the
+  // decompressed body) still reads.
+  std::string raw(fixed32_at(8), '\0');
+  ASSERT_EQ(ZSTD_decompress(raw.data(), raw.size(), stored.data(), stored.size()), raw.size());
+  std::string legacy = snap.substr(0, 12);
+  legacy[6] = 1;
+  put_fixed32(legacy, checksum32(raw));
+  legacy += stored;
+  Doc old(5);
+  ASSERT_TRUE(old.import(legacy).ok());
+  EXPECT_EQ(old.to_json_string(), reference.to_json_string());
+  // Each checksum only counts under its own flag; bit 1 without bit 0 is refused.
+  std::string mixed = snap;
+  mixed[6] = 1;
+  EXPECT_EQ(Doc(5).import(mixed).status().code(), StatusCode::kDataLoss);
+  std::string plain_flagged = frame(raw, 2, 2);
+  ASSERT_TRUE(Doc(5).import(plain_flagged).ok());
+  plain_flagged[6] = 2;
+  auto refused = Doc(5).import(plain_flagged);
+  EXPECT_EQ(refused.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(refused.status().to_string().find("flags"), std::string::npos);
+  // The hash covers every stored byte: no flip in the frame gets to zstd.
+  for (size_t i = 16; i < snap.size(); ++i) {
+    std::string flipped = snap;
+    flipped[i] = static_cast<char>(flipped[i] ^ 0x10);
+    auto st = Doc(5).import(flipped);
+    ASSERT_FALSE(st.ok()) << "flip at " << i;
+    EXPECT_NE(st.status().to_string().find("checksum"), std::string::npos);
+  }
 }
 
 TEST(BinaryCodecTest, TruncatedAndFlippedInputLeavesTheDocUnchanged) {
