@@ -359,6 +359,8 @@ class OpList {
     if (end_ == cap_end_) grow(size() + 1);
     return *new (end_++) Op();
   }
+  // emplace_back when reserve() made the room. REQUIRES: size() < capacity().
+  Op& emplace_back_reserved() { return *new (end_++) Op(); }
   // emplace_back for an open transaction's list, which may grow to tens of
   // thousands of ops (S2 as one txn: ~66k, 3.7 MB) and is shrunk when it
   // becomes a change's (shrink_to_fit): from kLongOps ops on it grows 8x at

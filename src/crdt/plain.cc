@@ -201,7 +201,9 @@ Status PlainSeq::insert_utf8(uint32_t peer, int32_t counter, uint32_t pos, std::
   if (n == 0) return Status();
   size_t u16 = n;
   if (utf8.size() != n) {  // not ASCII: 4-byte sequences take two UTF-16 units
-    for (char b : utf8) u16 += static_cast<unsigned char>(b) >= 0xF0;
+    size_t astral = 0;
+    count_units(utf8.data(), utf8.size(), &astral);
+    u16 += astral;
   }
   size_t off = 0;
   chunk_for_insert(pos, &off);

@@ -17,7 +17,9 @@ PlainSeq::Chunk* PlainSeq::move_tail(Chunk& c, size_t off) {
   if (is_text_) {
     t->text.assign(std::string_view(c.text).substr(at));
     if (t->u8 != t->n) {
-      for (char b : t->text) t->u16 += static_cast<unsigned char>(b) >= 0xF0;
+      size_t astral = 0;
+      count_units(t->text.data(), t->text.size(), &astral);
+      t->u16 += static_cast<uint32_t>(astral);
     }
     c.text.truncate(at);
   } else {
