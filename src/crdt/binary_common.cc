@@ -37,6 +37,26 @@ int zstd_level(uint8_t kind, size_t raw_size, bool fast) {
   return 9;
 }
 
+// Compresses `raw` into `out` (of ZSTD_compressBound size); returns the
+// frame's size or a zstd error code. Updates (level 9) take matches of at
+// least 6 bytes: about the same size as zstd's default of 5 at that level,
+// and a tenth fewer instructions to decompress (fewer, longer sequences; S3's
+// 1.8 MB body: 16.6 -> 14.9 M). Snapshots keep the default, which is a little
+// smaller at their higher levels, and their size is what they are for.
+size_t compress_body(const std::string& raw, std::string& out, uint8_t kind, bool fast) {
+  struct Free {
+    void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+  };
+  thread_local std::unique_ptr<ZSTD_CCtx, Free> cctx;
+  if (!cctx) cctx.reset(ZSTD_createCCtx());
+  const int level = zstd_level(kind, raw.size(), fast);
+  if (!cctx) return ZSTD_compress(out.data(), out.size(), raw.data(), raw.size(), level);
+  ZSTD_CCtx_reset(cctx.get(), ZSTD_reset_session_and_parameters);
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, level);
+  if (kind != kKindSnapshot && !fast) ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_minMatch, 6);
+  return ZSTD_compress2(cctx.get(), out.data(), out.size(), raw.data(), raw.size());
+}
+
 // This thread's zstd decompression context, reused across imports:
 // ZSTD_decompress would allocate (and for its ~160 KiB, map) a new one each
 // time. nullptr when it cannot be allocated (the next call tries again).
@@ -275,8 +295,7 @@ std::string seal_payload(const std::string& raw, uint8_t kind, bool fast) {
   std::string compressed;
   if (raw.size() > kCompressMin) {
     compressed.resize(ZSTD_compressBound(raw.size()));
-    size_t n = ZSTD_compress(compressed.data(), compressed.size(), raw.data(), raw.size(),
-                             zstd_level(kind, raw.size(), fast));
+    size_t n = compress_body(raw, compressed, kind, fast);
     if (!ZSTD_isError(n) && n < raw.size()) {
       compressed.resize(n);
       flags |= kFlagZstd | kFlagStoredChecksum;

@@ -22,11 +22,17 @@ struct Column {
   size_t left() const { return static_cast<size_t>(end - p); }
   bool done() const { return p == end; }
 
-  // Inline for the one-byte varint (most values of every column); longer
-  // ones take the call.
+  // Inline for one- and two-byte varints (nearly every value of every
+  // column: S3's positions take two bytes a fifth of the time); longer ones
+  // take the call.
   [[gnu::always_inline]] uint64_t u() {
     if (p < end && *p < 0x80) [[likely]]
       return *p++;
+    if (end - p >= 2 && p[1] < 0x80) {
+      const uint64_t v = (p[0] & 0x7Fu) | uint64_t{p[1]} << 7;
+      p += 2;
+      return v;
+    }
     return u_long();
   }
   [[gnu::noinline]] uint64_t u_long() {

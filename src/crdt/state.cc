@@ -1,5 +1,6 @@
 // Applying ops to container states, and reading values back (see core.h).
 #include <algorithm>
+#include <utility>
 
 #include "crdt/core.h"
 #include "weft/base/utf.h"
@@ -198,6 +199,9 @@ Status DocCore::apply_change(State& s, const Change& ch, Counter to, size_t firs
   // go straight to apply_plain (same effects as apply_op's plain branch).
   ContainerState* plain_cs = nullptr;
   uint32_t plain_container = UINT32_MAX;
+  // The inline ops raise the state's version once, when the run of them ends
+  // (nothing reads it in between; a failed apply discards the state).
+  Counter inline_end = 0;
   for (const Op* it = ch.ops.begin() + first_op; it != ch.ops.end(); ++it) {
     const Op& op = *it;
     if (op.counter >= to) break;
@@ -215,20 +219,23 @@ Status DocCore::apply_change(State& s, const Change& ch, Counter to, size_t firs
       } else if (op.kind == OpKind::kSeqDelete) {
         st = erase_plain(*plain_cs->plain, op, n);
       } else {
+        if (inline_end != 0) advance_vv(s, ch.peer, std::exchange(inline_end, 0));
         WEFT_RETURN_IF_ERROR(apply_plain(s, *plain_cs, op, ch.peer, n));
         continue;
       }
       if (!st.ok()) [[unlikely]]
         return op_error_context(*this, std::move(st), ch.peer, op);
-      advance_vv(s, ch.peer, op.counter + n);
+      inline_end = op.counter + n;
       continue;
     }
+    if (inline_end != 0) advance_vv(s, ch.peer, std::exchange(inline_end, 0));
     Lamport lamport = ch.lamport + static_cast<Lamport>(op.counter - ch.counter);
     WEFT_RETURN_IF_ERROR(apply_op(s, op, ch.peer, lamport, n, vv));
     // Containers are heap nodes: the pointer stays valid while `s` lives.
     plain_cs = s.containers[op.container].get();
     plain_container = plain_cs && plain_cs->plain ? op.container : UINT32_MAX;
   }
+  if (inline_end != 0) advance_vv(s, ch.peer, inline_end);
   return Status();
 }
 
