@@ -195,9 +195,11 @@ Status DocCore::apply_change(State& s, const Change& ch, Counter to, size_t firs
     storage.vv.extend(ch.peer, from);
   }
   DenseVv* vv = fast ? nullptr : &storage.vv;
-  // The linear-history loop: runs of positional ops on one plain Text / List
-  // go straight to apply_plain (same effects as apply_op's plain branch).
-  ContainerState* plain_cs = nullptr;
+  // The linear-history loop: text inserts and deletes on the plain Text the
+  // last op went to (nearly every op of a merged text history) apply here
+  // inline, with no apply_op call and no second dispatch on the kind; any
+  // other op takes apply_op (whose plain branch has the same effects).
+  PlainSeq* plain = nullptr;  // the plain state of container plain_container
   uint32_t plain_container = UINT32_MAX;
   // The inline ops raise the state's version once, when the run of them ends
   // (nothing reads it in between; a failed apply discards the state).
@@ -205,23 +207,19 @@ Status DocCore::apply_change(State& s, const Change& ch, Counter to, size_t firs
   for (const Op* it = ch.ops.begin() + first_op; it != ch.ops.end(); ++it) {
     const Op& op = *it;
     if (op.counter >= to) break;
-    Counter n = std::min(op.atom_len(), to - op.counter);
-    const bool positional = op.kind == OpKind::kTextInsert || op.kind == OpKind::kSeqDelete ||
-                            op.kind == OpKind::kListInsert;
-    if (fast && positional && op.container == plain_container && plain_cs->plain) {
+    const bool whole_insert =
+        op.kind == OpKind::kTextInsert && op.counter + op.text.size() <= static_cast<size_t>(to);
+    if (fast && op.container == plain_container &&
+        (whole_insert || op.kind == OpKind::kSeqDelete)) {
       if (gathering) touch(op.container);
-      // Text inserts and deletes (nearly every op of a merged text history)
-      // inline: no apply_plain call and no second dispatch on the kind.
+      Counter n = 0;
       Status st;
-      if (op.kind == OpKind::kTextInsert && static_cast<size_t>(n) == op.text.size()) {
-        st = plain_cs->plain->insert_utf8(ch.peer, op.counter, op.pos, op.text.utf8(),
-                                          static_cast<size_t>(n));
-      } else if (op.kind == OpKind::kSeqDelete) {
-        st = erase_plain(*plain_cs->plain, op, n);
+      if (whole_insert) {
+        n = static_cast<Counter>(op.text.size());
+        st = plain->insert_utf8(ch.peer, op.counter, op.pos, op.text.utf8(), op.text.size());
       } else {
-        if (inline_end != 0) advance_vv(s, ch.peer, std::exchange(inline_end, 0));
-        WEFT_RETURN_IF_ERROR(apply_plain(s, *plain_cs, op, ch.peer, n));
-        continue;
+        n = std::min(op.len < 0 ? -op.len : op.len, to - op.counter);
+        st = erase_plain(*plain, op, n);
       }
       if (!st.ok()) [[unlikely]]
         return op_error_context(*this, std::move(st), ch.peer, op);
@@ -229,11 +227,15 @@ Status DocCore::apply_change(State& s, const Change& ch, Counter to, size_t firs
       continue;
     }
     if (inline_end != 0) advance_vv(s, ch.peer, std::exchange(inline_end, 0));
+    const Counter n = std::min(op.atom_len(), to - op.counter);
     Lamport lamport = ch.lamport + static_cast<Lamport>(op.counter - ch.counter);
     WEFT_RETURN_IF_ERROR(apply_op(s, op, ch.peer, lamport, n, vv));
-    // Containers are heap nodes: the pointer stays valid while `s` lives.
-    plain_cs = s.containers[op.container].get();
-    plain_container = plain_cs && plain_cs->plain ? op.container : UINT32_MAX;
+    // Containers are heap nodes: the pointer stays valid while `s` lives (and
+    // an apply_op that builds trackers resets every plain state: `plain` is
+    // taken again after each).
+    const ContainerState* cs = s.containers[op.container].get();
+    plain = cs && cs->plain && cs->type == ContainerType::kText ? cs->plain.get() : nullptr;
+    plain_container = plain ? op.container : UINT32_MAX;
   }
   if (inline_end != 0) advance_vv(s, ch.peer, inline_end);
   return Status();

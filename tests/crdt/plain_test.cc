@@ -1,11 +1,11 @@
 // The plain state (Eg-walker "state" half) against a model and against docs
 // forced to keep a Fugue tracker: same values, same exports, lazy tracker
 // building on concurrent imports, marks and undo, and the causal import path.
-#include <algorithm>
-
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
+
+#include <algorithm>
 
 #include "crdt/core.h"
 #include "weft/base/utf.h"
@@ -98,8 +98,8 @@ TEST(PlainSeqTest, MatchesAModelUnderRandomEdits) {
       auto back = seq.locate(b->u8, 2);
       RC_ASSERT(back.ok());
       RC_ASSERT(back->units == n);
-      const auto astral_before = static_cast<size_t>(std::count_if(
-          model.begin(), model.begin() + n, [](char32_t c) { return c > 0xFFFF; }));
+      const auto astral_before = static_cast<size_t>(
+          std::count_if(model.begin(), model.begin() + n, [](char32_t c) { return c > 0xFFFF; }));
       RC_ASSERT(b->u16 == n + astral_before);
     }
     RC_ASSERT(!seq.locate(model.size() + 1, 0).ok());
