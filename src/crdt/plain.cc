@@ -257,6 +257,13 @@ Status PlainSeq::erase(uint32_t pos, uint32_t n) {
   }
   if (n == 0) return Status();
   seek_unit(size_t{pos} + 1);
+  if (n == 1 && is_text_) {
+    Chunk& c = *chunks_[cache_.ci];
+    if (c.u8 == c.n && c.n > 1) {
+      erase_one_ascii(c, pos - cache_.n);
+      return Status();
+    }
+  }
   // The hint moves to the chunks edited here (never to a dropped one, whose
   // address may come back). (After the seek, which may swap it with the
   // other cursor's.)
@@ -312,17 +319,63 @@ Status PlainSeq::erase(uint32_t pos, uint32_t n) {
     for (uint32_t j = drop_from; j < drop_to; ++j) drop_chunk(chunks_[j]);
     chunks_.erase(chunks_.begin() + drop_from, chunks_.begin() + drop_to);
   }
+  if (ci < chunks_.size()) rebalance_after_erase(ci);
+  return Status();
+}
+
+inline void PlainSeq::rebalance_after_erase(uint32_t ci) {
   // Keep chunks from fragmenting: the edited chunk absorbs its successor
   // when both together fill at most half a chunk. (Its own size first: the
   // successor's block is only read when the merge is possible.)
-  if (ci < chunks_.size() && chunks_[ci]->u8 <= chunk_max() / 2 && ci + 1 < chunks_.size() &&
-      chunks_[ci]->u8 + chunks_[ci + 1]->u8 <= chunk_max() / 2 &&
-      chunks_[ci]->runs.size() + chunks_[ci + 1]->runs.size() <= kMaxRuns) {
+  const Chunk& c = *chunks_[ci];
+  if (c.u8 <= chunk_max() / 2 && ci + 1 < chunks_.size() &&
+      c.u8 + chunks_[ci + 1]->u8 <= chunk_max() / 2 &&
+      c.runs.size() + chunks_[ci + 1]->runs.size() <= kMaxRuns) {
     merge_next(ci);
-  } else if (ci < chunks_.size() && chunks_[ci]->runs.size() > kMaxRuns) {
+  } else if (c.runs.size() > kMaxRuns) {
     split_runs(ci);  // an erase inside a run cut it in two
   }
-  return Status();
+}
+
+void PlainSeq::erase_one_ascii(Chunk& c, size_t off) {
+  const uint32_t ci = cache_.ci;
+  c.text.erase(off, 1);
+  // erase_ids for one unit, whose cases are few: its run goes (and the runs
+  // around it may join), loses its first or last unit, or splits in two.
+  // (A shortened run never joins a neighbour: that would take the erased id.)
+  size_t start = 0;
+  const size_t r = find_run(c.runs, c.n, off, &c == hint_chunk_ ? hint_ : RunPos{}, &start);
+  IdRun& run = c.runs[r];
+  RunPos at{r, start};
+  if (run.len == 1) {
+    c.runs.erase(&run);
+    if (r > 0 && r < c.runs.size()) {
+      IdRun& a = c.runs[r - 1];
+      const IdRun& b = c.runs[r];
+      if (a.peer == b.peer && a.counter + static_cast<int32_t>(a.len) == b.counter) {
+        at = RunPos{r - 1, start - a.len};
+        a.len += b.len;
+        c.runs.erase(&c.runs[r]);
+      }
+    }
+  } else if (off == start) {
+    ++run.counter;
+    --run.len;
+  } else if (off + 1 == start + run.len) {
+    --run.len;
+  } else {
+    const auto left = static_cast<uint32_t>(off - start);
+    const IdRun right{run.peer, run.counter + static_cast<int32_t>(left) + 1, run.len - left - 1};
+    run.len = left;
+    c.runs.insert(c.runs.begin() + r + 1, right);
+  }
+  hint_at(&c);
+  hint_ = at;
+  hint_end_ = SIZE_MAX;
+  --c.n, --c.u16, --c.u8;
+  alt_counts(ci, 0 - size_t{1}, 0 - size_t{1}, 0 - size_t{1});
+  --total_n_, --total_u16_, --total_u8_;
+  rebalance_after_erase(ci);
 }
 
 void PlainSeq::assign_utf8(std::string_view utf8) {

@@ -499,6 +499,13 @@ class PlainSeq {
   void split_runs(uint32_t ci);
   // Appends chunk ci + 1 to chunk ci and drops it.
   void merge_next(uint32_t ci);
+  // After an erase in chunk `ci`: merges it with its successor when both are
+  // small, or splits it when the erase left it too many id runs.
+  void rebalance_after_erase(uint32_t ci);
+  // erase(pos, 1) of unit `off` of `c`, the cached chunk, when `c` is an
+  // all-ASCII Text chunk of two or more units (most deletes of a text
+  // history: one key, and the chunk stays).
+  void erase_one_ascii(Chunk& c, size_t off);
   void clear();
   // A run boundary of one chunk: runs[run] begins at unit `start` (run ==
   // runs.size(): the chunk's end). {0, 0} is always one.
