@@ -43,15 +43,15 @@ int zstd_level(uint8_t kind, size_t raw_size, bool fast) {
 // and a tenth fewer instructions to decompress (fewer, longer sequences; S3's
 // 1.8 MB body: 16.6 -> 14.9 M). Snapshots keep the default, which is a little
 // smaller at their higher levels, and their size is what they are for.
+// (A context per call, as ZSTD_compress makes one: a kept one would hold the
+// tables of the largest snapshot it ever compressed, tens of MB at level 19.)
 size_t compress_body(const std::string& raw, std::string& out, uint8_t kind, bool fast) {
   struct Free {
     void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
   };
-  thread_local std::unique_ptr<ZSTD_CCtx, Free> cctx;
-  if (!cctx) cctx.reset(ZSTD_createCCtx());
+  const std::unique_ptr<ZSTD_CCtx, Free> cctx(ZSTD_createCCtx());
   const int level = zstd_level(kind, raw.size(), fast);
   if (!cctx) return ZSTD_compress(out.data(), out.size(), raw.data(), raw.size(), level);
-  ZSTD_CCtx_reset(cctx.get(), ZSTD_reset_session_and_parameters);
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, level);
   if (kind != kKindSnapshot && !fast) ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_minMatch, 6);
   return ZSTD_compress2(cctx.get(), out.data(), out.size(), raw.data(), raw.size());

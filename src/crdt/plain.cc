@@ -211,9 +211,10 @@ Status PlainSeq::insert_utf8(uint32_t peer, int32_t counter, uint32_t pos, std::
   return Status();
 }
 
-[[gnu::always_inline]] inline void PlainSeq::insert_at(uint32_t ci, size_t off, uint32_t peer, int32_t counter,
-                                const char* bytes, size_t m, const uint32_t* values, size_t n,
-                                size_t u16) {
+[[gnu::always_inline]] inline void PlainSeq::insert_at(uint32_t ci, size_t off, uint32_t peer,
+                                                       int32_t counter, const char* bytes, size_t m,
+                                                       const uint32_t* values, size_t n,
+                                                       size_t u16) {
   Chunk& c = *chunks_[ci];
   const size_t u8 = is_text_ ? m : n;
   if (u8 > chunk_max() / 2 && c.u8 + u8 > chunk_max()) {
