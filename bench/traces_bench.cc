@@ -17,6 +17,8 @@
 // memory: checkout of the whole history, as diamond-types' oplog.checkout()),
 // build_ms (constructing the concurrent history, not a bar), encoded_bytes
 // (snapshot with full history), updates_bytes, load_ms (snapshot -> text),
+// load_delete_ms / merge_delete_ms (the first local delete after a load /
+// merge, which rebuilds the element ids those skip),
 // live_bytes (heap held by the replayed doc), peak_rss_kb, correct, and
 // "unsupported"/"error" strings when the engine cannot do a step.
 #include <malloc.h>
@@ -291,6 +293,24 @@ Result<crdt::Doc> build_direct(const Trace& trace) {
   return merged;
 }
 
+// The first local delete (one unit in the middle, committed) on a doc that
+// imported `bytes` into an empty state, timed alone: the replay that brings
+// back the element ids the load or merge did not keep (a delete names the ids
+// it removes; see DocCore::recover_ids). Null when a step fails.
+Json first_delete_ms(int reps, const std::string& bytes) {
+  double best = 1e300;
+  for (int i = 0; i < reps; ++i) {
+    crdt::Doc doc;
+    if (!doc.import(bytes).ok()) return nullptr;
+    crdt::TextRef text = doc.get_text("text");
+    if (text.len() == 0) return nullptr;
+    auto start = Clock::now();
+    if (!text.erase(text.len() / 2, 1).ok() || !doc.commit().ok()) return nullptr;
+    best = std::min(best, ms_since(start));
+  }
+  return best;
+}
+
 void measure_snapshot(const crdt::Doc& doc, int reps, Json& row) {
   std::string snapshot = doc.export_snapshot();
   row["encoded_bytes"] = snapshot.size();
@@ -307,6 +327,7 @@ void measure_snapshot(const crdt::Doc& doc, int reps, Json& row) {
     loaded = fresh.get_text("text").to_string();
   });
   if (!status.ok()) row["load_error"] = status.to_string();
+  row["load_delete_ms"] = first_delete_ms(reps, snapshot);
 }
 
 std::string g_save_updates_dir;  // --save-updates
@@ -383,6 +404,7 @@ Json bench_trace(const Trace& trace, int reps) {
       });
       bool ok = status.ok() && text == trace.end_content;
       row["merge_correct"] = ok;
+      row["merge_delete_ms"] = first_delete_ms(reps, updates);
       if (!status.ok()) row["error"] = "merge: " + status.to_string();
       correct = correct && ok;
       if (status.ok()) {

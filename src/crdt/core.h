@@ -93,6 +93,9 @@ struct State {
   DenseVv vv;
   int64_t vv_total = 0;
   bool plain = true;  // new Text / List states start plain (false: straight to a Seq)
+  // New plain states keep their units' ids (false: they do not; see
+  // PlainSeq::ids_known and DocCore::recover_ids).
+  bool plain_ids = true;
 };
 
 // What a local commit did, for the UndoManager: its ops, and for map ops the
@@ -193,8 +196,24 @@ class DocCore {
     advance_vv_slow(s, peer, end);
   }
   static void advance_vv_slow(State& s, uint32_t peer, Counter end);
+  // How a rebuilt state's plain Text / List states keep ids: kTracked for a
+  // state that local edits go on from at once; kDeferred for one that is read
+  // (a checkout, a diff's ends) or may never delete (an import into an empty
+  // doc), where a replay without the id bookkeeping takes about a third less
+  // work and the first local delete pays one more replay (recover_ids).
+  enum class PlainIds { kTracked, kDeferred };
   // Rebuilds a state holding exactly the ops in `vv` (`plain`: see State::plain).
-  Result<std::unique_ptr<State>> build_state(const DenseVv& vv, bool plain = true);
+  Result<std::unique_ptr<State>> build_state(const DenseVv& vv, bool plain = true,
+                                             PlainIds ids = PlainIds::kTracked);
+  // Gives every plain Text / List state of `s` without ids (see
+  // PlainSeq::ids_known) its ids again: the same state replayed from the op
+  // log (and the open transaction when `s` is the live state) with ids, or
+  // with the Fugue tracker when that history needs one. Same REQUIRES as
+  // materialize.
+  Status recover_ids(State& s);
+  // materialize's and recover_ids' replay: a scratch state holding what `s`
+  // holds (`plain`: see State::plain), with ids.
+  Result<std::unique_ptr<State>> replay_state(const State& s, bool plain);
   // Gives every Text / List of `s` that holds a plain state its Fugue tracker,
   // replayed from the op log (and the open transaction when `s` is the live
   // state). REQUIRES: the op log holds the history up to s.vv.

@@ -320,7 +320,8 @@ Status Doc::checkout(const Frontiers& frontiers) {
   core_->flush_typing();
   WEFT_RETURN_IF_ERROR(core_->commit({}));
   WEFT_ASSIGN_OR_RETURN(detail::DenseVv vv, core_->frontiers_to_dense(frontiers));
-  WEFT_ASSIGN_OR_RETURN(auto st, core_->build_state(vv));
+  WEFT_ASSIGN_OR_RETURN(auto st,
+                        core_->build_state(vv, true, detail::DocCore::PlainIds::kDeferred));
   std::unique_ptr<detail::State> before = std::move(core_->state);
   core_->state = std::move(st);
   core_->state_frontiers = core_->dense_to_frontiers(vv);
@@ -332,7 +333,8 @@ Status Doc::checkout(const Frontiers& frontiers) {
 Status Doc::checkout_to_latest() {
   core_->flush_typing();
   if (!core_->detached) return Status();
-  WEFT_ASSIGN_OR_RETURN(auto st, core_->build_state(core_->oplog_vv));
+  WEFT_ASSIGN_OR_RETURN(
+      auto st, core_->build_state(core_->oplog_vv, true, detail::DocCore::PlainIds::kDeferred));
   std::unique_ptr<detail::State> before = std::move(core_->state);
   core_->state = std::move(st);
   core_->state_frontiers = core_->oplog_frontiers;
@@ -359,8 +361,8 @@ Result<std::vector<ContainerDiff>> Doc::diff(const Frontiers& from, const Fronti
   core_->settle();
   WEFT_ASSIGN_OR_RETURN(detail::DenseVv a, core_->frontiers_to_dense(from));
   WEFT_ASSIGN_OR_RETURN(detail::DenseVv b, core_->frontiers_to_dense(to));
-  WEFT_ASSIGN_OR_RETURN(auto sa, core_->build_state(a));
-  WEFT_ASSIGN_OR_RETURN(auto sb, core_->build_state(b));
+  WEFT_ASSIGN_OR_RETURN(auto sa, core_->build_state(a, true, detail::DocCore::PlainIds::kDeferred));
+  WEFT_ASSIGN_OR_RETURN(auto sb, core_->build_state(b, true, detail::DocCore::PlainIds::kDeferred));
   std::vector<ContainerDiff> out;
   for (uint32_t i = 0; i < core_->containers.size(); ++i) {
     auto d = detail::diff_values(core_->containers[i], core_->container_value(*sa, i, false),

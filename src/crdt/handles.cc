@@ -83,8 +83,9 @@ Status delete_units_using(DocCore& core, uint32_t idx, size_t from, size_t to,
                           std::vector<detail::Seq::Run>& runs) {
   detail::ContainerState* cs = &core.container_state(*core.state, idx);
   if (cs->plain && !cs->plain->ids_known()) {
-    // Set from a snapshot's state section: the ids come from the op log.
-    WEFT_RETURN_IF_ERROR(core.materialize(*core.state));
+    // Set from a snapshot's state section or replayed without ids: they
+    // come from the op log.
+    WEFT_RETURN_IF_ERROR(core.recover_ids(*core.state));
     cs = &core.container_state(*core.state, idx);
   }
   cs->unit_runs(from, to, runs);

@@ -225,17 +225,20 @@ Status PlainSeq::insert_utf8(uint32_t peer, int32_t counter, uint32_t pos, std::
     c.text.insert(offset_of(c, off), bytes, m);
   else
     c.values.insert(c.values.begin() + static_cast<ptrdiff_t>(off), values, values + n);
-  // Typing on after the last edit: its run is known, extend it in place.
-  IdRun* last = &c == hint_chunk_ && off == hint_end_ ? &c.runs[hint_.run] : nullptr;
-  if (last && last->peer == peer && last->counter + static_cast<int32_t>(last->len) == counter) {
-    last->len += static_cast<uint32_t>(n);
-  } else {
-    hint_ = insert_ids(c.runs, c.n, off, &c == hint_chunk_ ? hint_ : RunPos{}, peer, counter,
-                       static_cast<uint32_t>(n));
+  if (ids_known_) [[likely]] {
+    // Typing on after the last edit: its run is known, extend it in place.
+    IdRun* last = &c == hint_chunk_ && off == hint_end_ ? &c.runs[hint_.run] : nullptr;
+    if (last && last->peer == peer && last->counter + static_cast<int32_t>(last->len) == counter) {
+      last->len += static_cast<uint32_t>(n);
+    } else {
+      hint_ = insert_ids(c.runs, c.n, off, &c == hint_chunk_ ? hint_ : RunPos{}, peer, counter,
+                         static_cast<uint32_t>(n));
+    }
+    hint_at(&c);
+    hint_end_ = off + n;  // the new units end run hint_.run
   }
-  hint_at(&c);
-  hint_end_ = off + n;  // the new units end run hint_.run
   c.n += static_cast<uint32_t>(n);
+  if (!ids_known_) placeholder_run(c);
   c.u16 += static_cast<uint32_t>(u16);
   c.u8 += static_cast<uint32_t>(u8);
   alt_counts(ci, n, u16, u8);
@@ -301,10 +304,13 @@ Status PlainSeq::erase(uint32_t pos, uint32_t n) {
       }
       c.text.erase(from, u8);
     }
-    hint_ = erase_ids(c.runs, c.n, off, take, &c == hinted ? hint_ : RunPos{});
-    hint_at(&c);
-    hint_end_ = SIZE_MAX;  // no run known to end at a given unit
+    if (ids_known_) [[likely]] {
+      hint_ = erase_ids(c.runs, c.n, off, take, &c == hinted ? hint_ : RunPos{});
+      hint_at(&c);
+      hint_end_ = SIZE_MAX;  // no run known to end at a given unit
+    }
     c.n -= static_cast<uint32_t>(take);
+    if (!ids_known_) placeholder_run(c);
     c.u16 -= static_cast<uint32_t>(u16);
     c.u8 -= static_cast<uint32_t>(u8);
     alt_counts(j, 0 - take, 0 - u16, 0 - u8);
@@ -341,6 +347,14 @@ inline void PlainSeq::rebalance_after_erase(uint32_t ci) {
 void PlainSeq::erase_one_ascii(Chunk& c, size_t off) {
   const uint32_t ci = cache_.ci;
   c.text.erase(off, 1);
+  if (!ids_known_) [[unlikely]] {
+    --c.n, --c.u16, --c.u8;
+    placeholder_run(c);
+    alt_counts(ci, 0 - size_t{1}, 0 - size_t{1}, 0 - size_t{1});
+    --total_n_, --total_u16_, --total_u8_;
+    rebalance_after_erase(ci);
+    return;
+  }
   // erase_ids for one unit, whose cases are few: its run goes (and the runs
   // around it may join), loses its first or last unit, or splits in two.
   // (A shortened run never joins a neighbour: that would take the erased id.)
@@ -377,6 +391,12 @@ void PlainSeq::erase_one_ascii(Chunk& c, size_t off) {
   alt_counts(ci, 0 - size_t{1}, 0 - size_t{1}, 0 - size_t{1});
   --total_n_, --total_u16_, --total_u8_;
   rebalance_after_erase(ci);
+}
+
+void PlainSeq::set_ids_unknown() {
+  ids_known_ = false;
+  forget_hints();
+  for (Chunk* c : chunks_) placeholder_run(*c);
 }
 
 void PlainSeq::assign_utf8(std::string_view utf8) {

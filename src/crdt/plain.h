@@ -222,7 +222,10 @@ class PlainSeq {
   // Emptied chunks kept for reuse (about 1 KiB each).
   static constexpr size_t kMaxSpare = 16;
 
-  explicit PlainSeq(bool is_text) : is_text_(is_text) {}
+  // `track_ids` false: the ids of the units are not kept (ids_known() is
+  // false from the start; see there).
+  explicit PlainSeq(bool is_text, bool track_ids = true)
+      : is_text_(is_text), ids_known_(track_ids) {}
   ~PlainSeq() { clear(); }
   PlainSeq(const PlainSeq&) = delete;
   PlainSeq& operator=(const PlainSeq&) = delete;
@@ -269,9 +272,20 @@ class PlainSeq {
   void assign_utf8(std::string_view utf8);
 
   // False when the state was set without ids (from a snapshot's state
-  // section): edits that need ids must build the tracker first.
+  // section) or built without them (a state replayed from the op log:
+  // a checkout, an import into an empty doc): each chunk then keeps one
+  // placeholder run (peer kNone) and edits skip the id bookkeeping, which is
+  // about a third of a replay's work. Edits that need ids (a local delete)
+  // must rebuild the state with them first (DocCore::recover_ids).
   bool ids_known() const { return ids_known_; }
-  void set_ids_unknown() { ids_known_ = false; }
+  // Drops the ids (from then on, as above).
+  void set_ids_unknown();
+
+  // For tests: an empty string when the structure is sound (each chunk's
+  // counts match its contents, its id runs cover exactly its units, one
+  // placeholder run when ids are not kept, the totals add up, no empty chunk
+  // but a lone first one), else what is wrong.
+  std::string check_structure() const;
 
   // ---- typing lane (crdt-lane): the keystroke's plain-state edit when it
   // continues the last edit, in a few stores. Each returns false with
@@ -528,8 +542,17 @@ class PlainSeq {
   // Appends run `r`, extending the last run when `r` continues it.
   static void append_run(ChunkVec<IdRun>& runs, const IdRun& r);
 
+  // A chunk's placeholder run when ids are not kept: one run of all its units.
+  static void placeholder_run(Chunk& c) {
+    if (c.runs.size() != 1) {
+      c.runs.clear();
+      c.runs.push_back(IdRun{kNone, 0, c.n});
+    }
+    c.runs[0].len = c.n;
+  }
+
   bool is_text_;
-  bool ids_known_ = true;
+  bool ids_known_;
   std::vector<Chunk*> chunks_;  // owned
   std::vector<Chunk*> spare_;   // owned, empty, at most kMaxSpare (see drop_chunk)
   mutable Prefix cache_;

@@ -105,4 +105,34 @@ Result<Seq::Boundary> PlainSeq::locate(size_t n, int kind) const {
   return internal_error("plain sequence counts are inconsistent");
 }
 
+std::string PlainSeq::check_structure() const {
+  size_t n = 0, u16 = 0, u8 = 0;
+  for (size_t ci = 0; ci < chunks_.size(); ++ci) {
+    const Chunk& c = *chunks_[ci];
+    const std::string where = "chunk " + std::to_string(ci) + ": ";
+    if (c.n == 0 && chunks_.size() > 1) return where + "empty";
+    size_t astral = 0, units = c.n;
+    if (is_text_) {
+      if (c.text.size() != c.u8) return where + "u8 is not its byte count";
+      units = count_units(c.text.data(), c.text.size(), &astral);
+    } else if (c.values.size() != c.n || c.u8 != c.n) {
+      return where + "value count is not n";
+    }
+    if (units != c.n) return where + "n is not its unit count";
+    if (c.u16 != c.n + astral) return where + "u16 is not its UTF-16 count";
+    size_t covered = 0;
+    for (const IdRun& r : c.runs) {
+      if (r.len == 0) return where + "an empty id run";
+      covered += r.len;
+    }
+    if (covered != c.n)
+      return where + "id runs cover " + std::to_string(covered) + " units of " +
+             std::to_string(c.n);
+    if (!ids_known_ && c.runs.size() > 1) return where + "more than one placeholder run";
+    n += c.n, u16 += c.u16, u8 += c.u8;
+  }
+  if (n != total_n_ || u16 != total_u16_ || u8 != total_u8_) return "totals do not add up";
+  return {};
+}
+
 }  // namespace weft::crdt::detail

@@ -102,6 +102,11 @@ void PlainSeq::insert_bulk(uint32_t ci, size_t off, uint32_t peer, int32_t count
   total_n_ += n;
   total_u16_ += u16;
   total_u8_ += size;
+  if (!ids_known_) {  // the runs placed above are placeholders: one per chunk
+    for (size_t j = ci; j < ci + 1 + (chunks_.size() - old_count); ++j)
+      placeholder_run(*chunks_[j]);
+    return;
+  }
   if (c.runs.size() > kMaxRuns) split_runs(ci);
 }
 
@@ -201,8 +206,11 @@ void PlainSeq::merge_next(uint32_t ci) {
     a.text.append(b->text);
   else
     a.values.insert(a.values.end(), b->values.begin(), b->values.end());
-  for (const IdRun& r : b->runs) append_run(a.runs, r);
+  if (ids_known_) {
+    for (const IdRun& r : b->runs) append_run(a.runs, r);
+  }
   a.n += b->n;
+  if (!ids_known_) placeholder_run(a);
   a.u16 += b->u16;
   a.u8 += b->u8;
   chunks_.erase(chunks_.begin() + ci + 1);

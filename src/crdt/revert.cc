@@ -161,7 +161,8 @@ Status Doc::revert_to(const Frontiers& frontiers) {
   WEFT_RETURN_IF_ERROR(core_->check_editable(0));
   WEFT_RETURN_IF_ERROR(core_->commit({}));
   WEFT_ASSIGN_OR_RETURN(detail::DenseVv vv, core_->frontiers_to_dense(frontiers));
-  WEFT_ASSIGN_OR_RETURN(auto target, core_->build_state(vv));
+  WEFT_ASSIGN_OR_RETURN(auto target,
+                        core_->build_state(vv, true, detail::DocCore::PlainIds::kDeferred));
   bool ac = core_->auto_commit;
   core_->auto_commit = false;
   Reverter r(*this, *core_, *target);

@@ -58,7 +58,7 @@ ContainerState& DocCore::container_state(State& s, uint32_t idx) {
     if (slot->type == ContainerType::kText || slot->type == ContainerType::kList) {
       const bool is_text = slot->type == ContainerType::kText;
       if (s.plain && plain_enabled)
-        slot->plain = std::make_unique<PlainSeq>(is_text);
+        slot->plain = std::make_unique<PlainSeq>(is_text, s.plain_ids);
       else
         slot->seq = std::make_unique<Seq>(&peer_ids, is_text);
     }
@@ -241,9 +241,10 @@ Status DocCore::apply_change(State& s, const Change& ch, Counter to, size_t firs
   return Status();
 }
 
-Result<std::unique_ptr<State>> DocCore::build_state(const DenseVv& vv, bool plain) {
+Result<std::unique_ptr<State>> DocCore::build_state(const DenseVv& vv, bool plain, PlainIds ids) {
   auto s = std::make_unique<State>();
   s->plain = plain;
+  s->plain_ids = ids == PlainIds::kTracked;
   for (const Change& ch : changes) {
     Counter to = std::min(ch.end(), vv.get(ch.peer));
     if (to <= ch.counter) continue;
@@ -252,15 +253,12 @@ Result<std::unique_ptr<State>> DocCore::build_state(const DenseVv& vv, bool plai
   return s;
 }
 
-Status DocCore::materialize(State& s) {
+Result<std::unique_ptr<State>> DocCore::replay_state(const State& s, bool plain) {
   settle();  // the replay below reads txn_ops
-  bool any = false;
-  for (const auto& c : s.containers) any = any || (c && c->plain);
-  if (!any) return Status();
   // The replay goes into a scratch state: no events for it.
   const bool was_gathering = gathering;
   gathering = false;
-  auto scratch = build_state(s.vv, /*plain=*/false);
+  auto scratch = build_state(s.vv, plain);
   Status st = scratch.status();
   if (st.ok() && &s == state.get()) {
     // The open transaction's ops are in the state but not yet in the op log;
@@ -271,7 +269,18 @@ Status DocCore::materialize(State& s) {
     }
   }
   gathering = was_gathering;
-  if (!st.ok()) return st.with_context("building the sequence tracker from the op log");
+  if (!st.ok()) return st;
+  return scratch;
+}
+
+Status DocCore::materialize(State& s) {
+  settle();
+  bool any = false;
+  for (const auto& c : s.containers) any = any || (c && c->plain);
+  if (!any) return Status();
+  auto scratch = replay_state(s, /*plain=*/false);
+  if (!scratch.ok())
+    return scratch.status().with_context("building the sequence tracker from the op log");
   for (uint32_t i = 0; i < s.containers.size(); ++i) {
     ContainerState* cs = s.containers[i].get();
     if (!cs || !cs->plain) continue;
@@ -279,6 +288,29 @@ Status DocCore::materialize(State& s) {
     cs->seq = std::move(built.seq);
     cs->list_values = std::move(built.list_values);
     cs->plain.reset();
+  }
+  return Status();
+}
+
+Status DocCore::recover_ids(State& s) {
+  const auto lacks_ids = [](const ContainerState* cs) {
+    return cs && cs->plain && !cs->plain->ids_known();
+  };
+  if (std::none_of(s.containers.begin(), s.containers.end(),
+                   [&](const auto& c) { return lacks_ids(c.get()); })) {
+    return Status();
+  }
+  // A plain replay keeps ids (build_state's default); a history with
+  // concurrent edits gives its containers the tracker on the way.
+  auto scratch = replay_state(s, /*plain=*/plain_enabled);
+  if (!scratch.ok()) return scratch.status().with_context("rebuilding the ids from the op log");
+  for (uint32_t i = 0; i < s.containers.size(); ++i) {
+    ContainerState* cs = s.containers[i].get();
+    if (!lacks_ids(cs)) continue;
+    ContainerState& built = container_state(**scratch, i);
+    cs->plain = std::move(built.plain);
+    cs->seq = std::move(built.seq);
+    cs->list_values = std::move(built.list_values);
   }
   return Status();
 }

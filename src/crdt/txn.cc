@@ -63,6 +63,9 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
   Status err;
   bool apply_state = !detached;
   if (apply_state && has_subscribers()) begin_events();
+  // Into an empty doc, the import replays a whole history: the containers it
+  // creates skip the id bookkeeping (see DocCore::PlainIds).
+  if (apply_state && state->vv_total == 0 && txn_ops.empty()) state->plain_ids = false;
   std::vector<uint8_t> done(cands.size(), 0);  // (bytes: no bit masking per test)
   // One reallocation at most while appending (geometric, so that many small
   // imports stay amortised O(1) per change).
@@ -128,9 +131,10 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
       add_span(status.success, p, start, end);
     }
   }
+  state->plain_ids = true;
   if (err.ok() && detached) {
     // Validate positions against a scratch replay (the visible state stays put).
-    auto scratch = build_state(oplog_vv);
+    auto scratch = build_state(oplog_vv, true, PlainIds::kDeferred);
     if (!scratch.ok()) err = scratch.status();
   }
   if (!err.ok()) {

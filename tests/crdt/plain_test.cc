@@ -48,13 +48,19 @@ Doc tracker_doc(PeerId peer) {
 
 TEST(PlainSeqTest, MatchesAModelUnderRandomEdits) {
   rc::check([] {
-    PlainSeq seq(true);
+    // Ids kept, not kept from the start, or dropped at step `drop_at`.
+    const int ids_mode = *rc::gen::inRange(0, 3);
+    PlainSeq seq(true, /*track_ids=*/ids_mode != 1);
     std::u32string model;
     std::vector<std::pair<uint32_t, int32_t>> ids;  // model ids
-    const std::u32string alphabet = U"ab\u00e9\u4e2d\U0001F600\n";
+    // All-ASCII text takes the one-key erase's own path.
+    const bool ascii = *rc::gen::arbitrary<bool>();
+    const std::u32string alphabet = ascii ? U"abc \n" : U"ab\u00e9\u4e2d\U0001F600\n";
     int32_t counters[3] = {0, 0, 0};  // per peer (1 and 2 write)
     const int steps = *rc::gen::inRange(1, 400);
+    const int drop_at = ids_mode == 2 ? *rc::gen::inRange(0, steps) : -1;
     for (int i = 0; i < steps; ++i) {
+      if (i == drop_at) seq.set_ids_unknown();
       if (model.empty() || *rc::gen::inRange(0, 3) > 0) {
         const size_t pos = *rc::gen::inRange<size_t>(0, model.size() + 1);
         // Mostly short inserts (typing extends id runs), sometimes long ones.
@@ -81,7 +87,9 @@ TEST(PlainSeqTest, MatchesAModelUnderRandomEdits) {
         ids.erase(ids.begin() + pos, ids.begin() + pos + n);
       }
       RC_ASSERT(seq.visible_units() == model.size());
+      RC_ASSERT(seq.check_structure() == "");
     }
+    RC_ASSERT(seq.ids_known() == (ids_mode == 0));
     const std::string text = utf8_of(model);
     RC_ASSERT(seq.to_utf8() == text);
     RC_ASSERT(seq.utf8_len() == text.size());
@@ -104,6 +112,7 @@ TEST(PlainSeqTest, MatchesAModelUnderRandomEdits) {
     }
     RC_ASSERT(!seq.locate(model.size() + 1, 0).ok());
     RC_ASSERT(!seq.erase(static_cast<uint32_t>(model.size()), 1).ok());
+    if (!seq.ids_known()) return;
     // Id runs cover the range with the model's ids.
     const size_t from = *rc::gen::inRange<size_t>(0, model.size() + 1);
     const size_t to = *rc::gen::inRange<size_t>(from, model.size() + 1);
@@ -416,6 +425,129 @@ TEST(PlainStateTest, SetPlainTextThenEditBuildsIdsFromTheLog) {
   Doc c(3);
   ASSERT_TRUE(c.import(a.export_updates()).ok());
   EXPECT_EQ(c.get_text("t").to_string(), "\u00e9llo!");
+}
+
+// Whether Text/List `id` of `doc` holds a plain state that keeps its ids.
+bool plain_with_ids(const Doc& doc, const ContainerId& id) {
+  const auto& core = *doc.core();
+  const auto* cs = core.state->containers.at(core.container_index.at(id)).get();
+  return cs->plain != nullptr && cs->plain->ids_known();
+}
+
+// A history of two authors whose text and list ids come in many runs.
+std::string two_author_history() {
+  Doc a(1), b(2);
+  for (int i = 0; i < 40; ++i) {
+    Doc& d = i % 3 == 0 ? b : a;
+    TextRef t = d.get_text("t");
+    EXPECT_TRUE(t.insert(t.len() * (i % 5) / 5, "w" + std::to_string(i) + "\u00e9 ").ok());
+    if (i % 4 == 3) EXPECT_TRUE(t.erase(t.len() / 3, 2).ok());
+    ListRef l = d.get_list("l");
+    EXPECT_TRUE(l.insert(l.len() / 2, Value(int64_t{i})).ok());
+    EXPECT_TRUE(d.commit().ok());
+    Doc& other = &d == &a ? b : a;
+    EXPECT_TRUE(other.import(d.export_updates(other.oplog_version())).ok());
+  }
+  return a.export_updates();
+}
+
+// The same local edits on a doc that imported `history` into an empty state
+// (ids deferred) and on one that keeps a tracker: the same ops, start ids
+// included, in the Loro JSON export.
+TEST(PlainStateTest, ImportIntoAnEmptyDocDefersIdsUntilADelete) {
+  const std::string history = two_author_history();
+  Doc deferred(9);
+  Doc tracker = tracker_doc(9);
+  for (Doc* d : {&deferred, &tracker}) ASSERT_TRUE(d->import(history).ok());
+  const ContainerId t = deferred.get_text("t").id(), l = deferred.get_list("l").id();
+  EXPECT_FALSE(plain_with_ids(deferred, t));
+  EXPECT_FALSE(plain_with_ids(deferred, l));
+  for (Doc* d : {&deferred, &tracker}) {
+    TextRef text = d->get_text("t");
+    ASSERT_TRUE(text.insert(3, "ins").ok());  // an insert needs no ids
+    ASSERT_TRUE(d->commit().ok());
+  }
+  EXPECT_FALSE(plain_with_ids(deferred, t));
+  for (Doc* d : {&deferred, &tracker}) {
+    TextRef text = d->get_text("t");
+    ASSERT_TRUE(text.erase(1, text.len() / 2).ok());  // across many id runs
+    ASSERT_TRUE(text.erase(0, 1).ok());
+    ListRef list = d->get_list("l");
+    ASSERT_TRUE(list.erase(2, 5).ok());
+    ASSERT_TRUE(d->commit().ok());
+  }
+  EXPECT_TRUE(plain_with_ids(deferred, t));
+  EXPECT_TRUE(plain_with_ids(deferred, l));
+  EXPECT_EQ(deferred.to_json_string(), tracker.to_json_string());
+  EXPECT_EQ(deferred.export_json_updates(), tracker.export_json_updates());
+  // Later imports into the doc keep its ids.
+  Doc more(4);
+  ASSERT_TRUE(more.import(deferred.export_updates()).ok());
+  ASSERT_TRUE(more.get_text("t").insert(0, ">").ok());
+  ASSERT_TRUE(more.commit().ok());
+  ASSERT_TRUE(deferred.import(more.export_updates(deferred.oplog_version())).ok());
+  EXPECT_TRUE(plain_with_ids(deferred, t));
+  EXPECT_EQ(deferred.get_text("t").to_string(), more.get_text("t").to_string());
+}
+
+// A checkout replays without ids; editing after it (at the latest version,
+// or back there with checkout_to_latest) rebuilds them, with the open
+// transaction's ops.
+TEST(PlainStateTest, CheckoutDefersIdsAndEditsRebuildThem) {
+  Doc a(1);
+  ASSERT_TRUE(a.import(two_author_history()).ok());
+  TextRef t = a.get_text("t");
+  ASSERT_TRUE(t.insert(0, "abc").ok());
+  ASSERT_TRUE(a.commit().ok());
+  const Frontiers old = a.oplog_frontiers();
+  ASSERT_TRUE(t.insert(0, "later ").ok());
+  ASSERT_TRUE(a.commit().ok());
+  Doc tracker = tracker_doc(1);
+  ASSERT_TRUE(tracker.import(a.export_updates()).ok());
+
+  ASSERT_TRUE(a.checkout(old).ok());
+  EXPECT_FALSE(plain_with_ids(a, t.id()));
+  EXPECT_EQ(t.to_string().substr(0, 3), "abc");
+  ASSERT_TRUE(a.checkout_to_latest().ok());
+  EXPECT_FALSE(plain_with_ids(a, t.id()));
+  for (Doc* d : {&a, &tracker}) {
+    TextRef text = d->get_text("t");
+    ASSERT_TRUE(text.insert(2, "XY").ok());  // open transaction, then a delete
+    ASSERT_TRUE(text.erase(1, 9).ok());
+    ASSERT_TRUE(d->commit().ok());
+  }
+  EXPECT_TRUE(plain_with_ids(a, t.id()));
+  EXPECT_EQ(a.to_json_string(), tracker.to_json_string());
+  EXPECT_EQ(a.export_json_updates(), tracker.export_json_updates());
+  // checkout() to the latest version stays attached: edits go on at once.
+  ASSERT_TRUE(a.checkout(a.oplog_frontiers()).ok());
+  EXPECT_FALSE(a.is_detached());
+  ASSERT_TRUE(t.erase(0, 2).ok());
+  ASSERT_TRUE(a.commit().ok());
+  ASSERT_TRUE(tracker.get_text("t").erase(0, 2).ok());
+  ASSERT_TRUE(tracker.commit().ok());
+  EXPECT_EQ(a.export_json_updates(), tracker.export_json_updates());
+}
+
+// A history with concurrent edits: the rebuild replays through the tracker.
+TEST(PlainStateTest, DeferredIdsOfAConcurrentHistoryComeFromTheTracker) {
+  Doc a(1), b(2);
+  ASSERT_TRUE(a.get_text("t").insert(0, "hello world").ok());
+  ASSERT_TRUE(a.commit().ok());
+  ASSERT_TRUE(b.import(a.export_updates()).ok());
+  ASSERT_TRUE(a.get_text("t").insert(5, " there").ok());
+  ASSERT_TRUE(b.get_text("t").insert(11, "!").ok());
+  for (Doc* d : {&a, &b}) ASSERT_TRUE(d->commit().ok());
+  ASSERT_TRUE(a.import(b.export_updates()).ok());
+  Doc c(3);
+  Doc tracker = tracker_doc(3);
+  for (Doc* d : {&c, &tracker}) {
+    ASSERT_TRUE(d->import(a.export_updates()).ok());
+    ASSERT_TRUE(d->get_text("t").erase(3, 6).ok());
+    ASSERT_TRUE(d->commit().ok());
+  }
+  EXPECT_EQ(c.get_text("t").to_string(), "helre world!");  // "hello there world!"
+  EXPECT_EQ(c.export_json_updates(), tracker.export_json_updates());
 }
 
 TEST(PlainStateTest, SetPlainListReadsBack) {
