@@ -208,9 +208,12 @@ class DocCore {
   // Gives every plain Text / List state of `s` without ids (see
   // PlainSeq::ids_known) its ids again: the same state replayed from the op
   // log (and the open transaction when `s` is the live state) with ids, or
-  // with the Fugue tracker when that history needs one. Same REQUIRES as
+  // materialize when that history has concurrent edits. Same REQUIRES as
   // materialize.
   Status recover_ids(State& s);
+  // Whether the op log is one chain (no change concurrent with another), so
+  // that it replays on the fast path throughout.
+  bool history_is_linear() const;
   // materialize's and recover_ids' replay: a scratch state holding what `s`
   // holds (`plain`: see State::plain), with ids.
   Result<std::unique_ptr<State>> replay_state(const State& s, bool plain);

@@ -292,6 +292,16 @@ Status DocCore::materialize(State& s) {
   return Status();
 }
 
+bool DocCore::history_is_linear() const {
+  // Linear: each change's deps hold everything before it in the log.
+  int64_t before = 0;
+  for (const Change& ch : changes) {
+    if (ch.deps_total != before) return false;
+    before += ch.len;
+  }
+  return true;
+}
+
 Status DocCore::recover_ids(State& s) {
   const auto lacks_ids = [](const ContainerState* cs) {
     return cs && cs->plain && !cs->plain->ids_known();
@@ -300,8 +310,10 @@ Status DocCore::recover_ids(State& s) {
                    [&](const auto& c) { return lacks_ids(c.get()); })) {
     return Status();
   }
-  // A plain replay keeps ids (build_state's default); a history with
-  // concurrent edits gives its containers the tracker on the way.
+  // A history with concurrent edits needs the tracker: a plain replay would
+  // build it anyway at the first of them, from the start again.
+  if (!history_is_linear()) return materialize(s);
+  // A plain replay keeps ids (build_state's default).
   auto scratch = replay_state(s, /*plain=*/plain_enabled);
   if (!scratch.ok()) return scratch.status().with_context("rebuilding the ids from the op log");
   for (uint32_t i = 0; i < s.containers.size(); ++i) {

@@ -460,6 +460,7 @@ TEST(PlainStateTest, ImportIntoAnEmptyDocDefersIdsUntilADelete) {
   Doc tracker = tracker_doc(9);
   for (Doc* d : {&deferred, &tracker}) ASSERT_TRUE(d->import(history).ok());
   const ContainerId t = deferred.get_text("t").id(), l = deferred.get_list("l").id();
+  EXPECT_TRUE(deferred.core()->history_is_linear());  // (the authors synced after each commit)
   EXPECT_FALSE(plain_with_ids(deferred, t));
   EXPECT_FALSE(plain_with_ids(deferred, l));
   for (Doc* d : {&deferred, &tracker}) {
@@ -529,7 +530,8 @@ TEST(PlainStateTest, CheckoutDefersIdsAndEditsRebuildThem) {
   EXPECT_EQ(a.export_json_updates(), tracker.export_json_updates());
 }
 
-// A history with concurrent edits: the rebuild replays through the tracker.
+// A history with concurrent edits: the ids come from the tracker (which a
+// plain replay would have to build at the first concurrent change anyway).
 TEST(PlainStateTest, DeferredIdsOfAConcurrentHistoryComeFromTheTracker) {
   Doc a(1), b(2);
   ASSERT_TRUE(a.get_text("t").insert(0, "hello world").ok());
@@ -546,6 +548,8 @@ TEST(PlainStateTest, DeferredIdsOfAConcurrentHistoryComeFromTheTracker) {
     ASSERT_TRUE(d->get_text("t").erase(3, 6).ok());
     ASSERT_TRUE(d->commit().ok());
   }
+  EXPECT_FALSE(c.core()->history_is_linear());
+  EXPECT_FALSE(is_plain(c, c.get_text("t").id()));
   EXPECT_EQ(c.get_text("t").to_string(), "helre world!");  // "hello there world!"
   EXPECT_EQ(c.export_json_updates(), tracker.export_json_updates());
 }
