@@ -108,6 +108,9 @@ class Doc {
   // kInvalidArgument / kDataLoss for malformed or corrupt input (kOutOfRange
   // for a position past the end of its version), kUnimplemented for
   // MovableList or Tree ops.
+  // Cost: an import into an empty doc (like a snapshot load and a checkout)
+  // builds a state without the element ids a local delete names; the first
+  // local delete on it replays the history once more to rebuild them.
   Result<ImportStatus> import(std::string_view data, std::string_view origin = "");
   // Loro JSON updates (schema_version 1) with every op not in `from`.
   std::string export_json_updates(const VersionVector& from = {},
