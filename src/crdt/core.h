@@ -196,11 +196,9 @@ class DocCore {
     advance_vv_slow(s, peer, end);
   }
   static void advance_vv_slow(State& s, uint32_t peer, Counter end);
-  // How a rebuilt state's plain Text / List states keep ids: kTracked for a
-  // state that local edits go on from at once; kDeferred for one that is read
-  // (a checkout, a diff's ends) or may never delete (an import into an empty
-  // doc), where a replay without the id bookkeeping takes about a third less
-  // work and the first local delete pays one more replay (recover_ids).
+  // Whether a rebuilt state's plain Texts / Lists keep ids: kDeferred for one
+  // mostly read (a checkout, a diff's ends): a third less replay work, and its
+  // first local delete pays one more replay (recover_ids).
   enum class PlainIds { kTracked, kDeferred };
   // Rebuilds a state holding exactly the ops in `vv` (`plain`: see State::plain).
   Result<std::unique_ptr<State>> build_state(const DenseVv& vv, bool plain = true,
@@ -211,8 +209,7 @@ class DocCore {
   // materialize when that history has concurrent edits. Same REQUIRES as
   // materialize.
   Status recover_ids(State& s);
-  // Whether the op log is one chain (no change concurrent with another), so
-  // that it replays on the fast path throughout.
+  // Whether the op log is one chain (it replays on the fast path throughout).
   bool history_is_linear() const;
   // materialize's and recover_ids' replay: a scratch state holding what `s`
   // holds (`plain`: see State::plain), with ids.

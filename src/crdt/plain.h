@@ -222,8 +222,7 @@ class PlainSeq {
   // Emptied chunks kept for reuse (about 1 KiB each).
   static constexpr size_t kMaxSpare = 16;
 
-  // `track_ids` false: the ids of the units are not kept (ids_known() is
-  // false from the start; see there).
+  // `track_ids` false: no ids are kept (see ids_known()).
   explicit PlainSeq(bool is_text, bool track_ids = true)
       : is_text_(is_text), ids_known_(track_ids) {}
   ~PlainSeq() { clear(); }
@@ -281,10 +280,9 @@ class PlainSeq {
   // Drops the ids (from then on, as above).
   void set_ids_unknown();
 
-  // For tests: an empty string when the structure is sound (each chunk's
-  // counts match its contents, its id runs cover exactly its units, one
-  // placeholder run when ids are not kept, the totals add up, no empty chunk
-  // but a lone first one), else what is wrong.
+  // For tests: "" when each chunk's counts match its contents and its id runs
+  // (one placeholder without ids) its units, and the totals add up; else what
+  // is wrong.
   std::string check_structure() const;
 
   // ---- typing lane (crdt-lane): the keystroke's plain-state edit when it

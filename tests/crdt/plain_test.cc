@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "crdt/core.h"
+#include "crdt/plain_support.h"
 #include "weft/base/utf.h"
 #include "weft/crdt/doc.h"
 #include "weft/crdt/undo.h"
@@ -16,20 +17,13 @@ namespace weft::crdt {
 namespace {
 
 using detail::PlainSeq;
+using testing::is_plain;
+using testing::tracker_doc;
 
 std::string utf8_of(const std::u32string& s) {
   std::string out;
   for (char32_t c : s) append_utf8(out, c);
   return out;
-}
-
-// Whether Text/List `name` of `doc` holds its plain state (no tracker).
-bool is_plain(const Doc& doc, const ContainerId& id) {
-  const auto& core = *doc.core();
-  auto it = core.container_index.find(id);
-  if (it == core.container_index.end() || it->second >= core.state->containers.size()) return true;
-  const auto* cs = core.state->containers[it->second].get();
-  return cs == nullptr || cs->plain != nullptr;
 }
 
 // An empty state at the version of `s` (what a snapshot loader starts from).
@@ -38,12 +32,6 @@ std::unique_ptr<detail::State> empty_state_like(const detail::State& s) {
   fresh->vv = s.vv;
   fresh->vv_total = s.vv_total;
   return fresh;
-}
-
-Doc tracker_doc(PeerId peer) {
-  Doc d(peer);
-  d.core()->plain_enabled = false;
-  return d;
 }
 
 TEST(PlainSeqTest, MatchesAModelUnderRandomEdits) {
@@ -425,133 +413,6 @@ TEST(PlainStateTest, SetPlainTextThenEditBuildsIdsFromTheLog) {
   Doc c(3);
   ASSERT_TRUE(c.import(a.export_updates()).ok());
   EXPECT_EQ(c.get_text("t").to_string(), "\u00e9llo!");
-}
-
-// Whether Text/List `id` of `doc` holds a plain state that keeps its ids.
-bool plain_with_ids(const Doc& doc, const ContainerId& id) {
-  const auto& core = *doc.core();
-  const auto* cs = core.state->containers.at(core.container_index.at(id)).get();
-  return cs->plain != nullptr && cs->plain->ids_known();
-}
-
-// A history of two authors whose text and list ids come in many runs.
-std::string two_author_history() {
-  Doc a(1), b(2);
-  for (int i = 0; i < 40; ++i) {
-    Doc& d = i % 3 == 0 ? b : a;
-    TextRef t = d.get_text("t");
-    EXPECT_TRUE(t.insert(t.len() * (i % 5) / 5, "w" + std::to_string(i) + "\u00e9 ").ok());
-    if (i % 4 == 3) EXPECT_TRUE(t.erase(t.len() / 3, 2).ok());
-    ListRef l = d.get_list("l");
-    EXPECT_TRUE(l.insert(l.len() / 2, Value(int64_t{i})).ok());
-    EXPECT_TRUE(d.commit().ok());
-    Doc& other = &d == &a ? b : a;
-    EXPECT_TRUE(other.import(d.export_updates(other.oplog_version())).ok());
-  }
-  return a.export_updates();
-}
-
-// The same local edits on a doc that imported `history` into an empty state
-// (ids deferred) and on one that keeps a tracker: the same ops, start ids
-// included, in the Loro JSON export.
-TEST(PlainStateTest, ImportIntoAnEmptyDocDefersIdsUntilADelete) {
-  const std::string history = two_author_history();
-  Doc deferred(9);
-  Doc tracker = tracker_doc(9);
-  for (Doc* d : {&deferred, &tracker}) ASSERT_TRUE(d->import(history).ok());
-  const ContainerId t = deferred.get_text("t").id(), l = deferred.get_list("l").id();
-  EXPECT_TRUE(deferred.core()->history_is_linear());  // (the authors synced after each commit)
-  EXPECT_FALSE(plain_with_ids(deferred, t));
-  EXPECT_FALSE(plain_with_ids(deferred, l));
-  for (Doc* d : {&deferred, &tracker}) {
-    TextRef text = d->get_text("t");
-    ASSERT_TRUE(text.insert(3, "ins").ok());  // an insert needs no ids
-    ASSERT_TRUE(d->commit().ok());
-  }
-  EXPECT_FALSE(plain_with_ids(deferred, t));
-  for (Doc* d : {&deferred, &tracker}) {
-    TextRef text = d->get_text("t");
-    ASSERT_TRUE(text.erase(1, text.len() / 2).ok());  // across many id runs
-    ASSERT_TRUE(text.erase(0, 1).ok());
-    ListRef list = d->get_list("l");
-    ASSERT_TRUE(list.erase(2, 5).ok());
-    ASSERT_TRUE(d->commit().ok());
-  }
-  EXPECT_TRUE(plain_with_ids(deferred, t));
-  EXPECT_TRUE(plain_with_ids(deferred, l));
-  EXPECT_EQ(deferred.to_json_string(), tracker.to_json_string());
-  EXPECT_EQ(deferred.export_json_updates(), tracker.export_json_updates());
-  // Later imports into the doc keep its ids.
-  Doc more(4);
-  ASSERT_TRUE(more.import(deferred.export_updates()).ok());
-  ASSERT_TRUE(more.get_text("t").insert(0, ">").ok());
-  ASSERT_TRUE(more.commit().ok());
-  ASSERT_TRUE(deferred.import(more.export_updates(deferred.oplog_version())).ok());
-  EXPECT_TRUE(plain_with_ids(deferred, t));
-  EXPECT_EQ(deferred.get_text("t").to_string(), more.get_text("t").to_string());
-}
-
-// A checkout replays without ids; editing after it (at the latest version,
-// or back there with checkout_to_latest) rebuilds them, with the open
-// transaction's ops.
-TEST(PlainStateTest, CheckoutDefersIdsAndEditsRebuildThem) {
-  Doc a(1);
-  ASSERT_TRUE(a.import(two_author_history()).ok());
-  TextRef t = a.get_text("t");
-  ASSERT_TRUE(t.insert(0, "abc").ok());
-  ASSERT_TRUE(a.commit().ok());
-  const Frontiers old = a.oplog_frontiers();
-  ASSERT_TRUE(t.insert(0, "later ").ok());
-  ASSERT_TRUE(a.commit().ok());
-  Doc tracker = tracker_doc(1);
-  ASSERT_TRUE(tracker.import(a.export_updates()).ok());
-
-  ASSERT_TRUE(a.checkout(old).ok());
-  EXPECT_FALSE(plain_with_ids(a, t.id()));
-  EXPECT_EQ(t.to_string().substr(0, 3), "abc");
-  ASSERT_TRUE(a.checkout_to_latest().ok());
-  EXPECT_FALSE(plain_with_ids(a, t.id()));
-  for (Doc* d : {&a, &tracker}) {
-    TextRef text = d->get_text("t");
-    ASSERT_TRUE(text.insert(2, "XY").ok());  // open transaction, then a delete
-    ASSERT_TRUE(text.erase(1, 9).ok());
-    ASSERT_TRUE(d->commit().ok());
-  }
-  EXPECT_TRUE(plain_with_ids(a, t.id()));
-  EXPECT_EQ(a.to_json_string(), tracker.to_json_string());
-  EXPECT_EQ(a.export_json_updates(), tracker.export_json_updates());
-  // checkout() to the latest version stays attached: edits go on at once.
-  ASSERT_TRUE(a.checkout(a.oplog_frontiers()).ok());
-  EXPECT_FALSE(a.is_detached());
-  ASSERT_TRUE(t.erase(0, 2).ok());
-  ASSERT_TRUE(a.commit().ok());
-  ASSERT_TRUE(tracker.get_text("t").erase(0, 2).ok());
-  ASSERT_TRUE(tracker.commit().ok());
-  EXPECT_EQ(a.export_json_updates(), tracker.export_json_updates());
-}
-
-// A history with concurrent edits: the ids come from the tracker (which a
-// plain replay would have to build at the first concurrent change anyway).
-TEST(PlainStateTest, DeferredIdsOfAConcurrentHistoryComeFromTheTracker) {
-  Doc a(1), b(2);
-  ASSERT_TRUE(a.get_text("t").insert(0, "hello world").ok());
-  ASSERT_TRUE(a.commit().ok());
-  ASSERT_TRUE(b.import(a.export_updates()).ok());
-  ASSERT_TRUE(a.get_text("t").insert(5, " there").ok());
-  ASSERT_TRUE(b.get_text("t").insert(11, "!").ok());
-  for (Doc* d : {&a, &b}) ASSERT_TRUE(d->commit().ok());
-  ASSERT_TRUE(a.import(b.export_updates()).ok());
-  Doc c(3);
-  Doc tracker = tracker_doc(3);
-  for (Doc* d : {&c, &tracker}) {
-    ASSERT_TRUE(d->import(a.export_updates()).ok());
-    ASSERT_TRUE(d->get_text("t").erase(3, 6).ok());
-    ASSERT_TRUE(d->commit().ok());
-  }
-  EXPECT_FALSE(c.core()->history_is_linear());
-  EXPECT_FALSE(is_plain(c, c.get_text("t").id()));
-  EXPECT_EQ(c.get_text("t").to_string(), "helre world!");  // "hello there world!"
-  EXPECT_EQ(c.export_json_updates(), tracker.export_json_updates());
 }
 
 TEST(PlainStateTest, SetPlainListReadsBack) {

@@ -1,0 +1,36 @@
+// Test helpers for the plain state (crdt/plain.h) seen through a Doc: which
+// state a container holds, and a doc that never uses the plain state.
+#ifndef WEFT_TESTS_CRDT_PLAIN_SUPPORT_H_
+#define WEFT_TESTS_CRDT_PLAIN_SUPPORT_H_
+
+#include "crdt/core.h"
+#include "weft/crdt/doc.h"
+
+namespace weft::crdt::testing {
+
+// Whether Text/List `id` of `doc` holds its plain state (no tracker).
+inline bool is_plain(const Doc& doc, const ContainerId& id) {
+  const auto& core = *doc.core();
+  auto it = core.container_index.find(id);
+  if (it == core.container_index.end() || it->second >= core.state->containers.size()) return true;
+  const auto* cs = core.state->containers[it->second].get();
+  return cs == nullptr || cs->plain != nullptr;
+}
+
+// Whether Text/List `id` of `doc` holds a plain state that keeps its ids.
+inline bool plain_with_ids(const Doc& doc, const ContainerId& id) {
+  const auto& core = *doc.core();
+  const auto* cs = core.state->containers.at(core.container_index.at(id)).get();
+  return cs->plain != nullptr && cs->plain->ids_known();
+}
+
+// A doc whose Texts and Lists keep the Fugue tracker from the start.
+inline Doc tracker_doc(PeerId peer) {
+  Doc d(peer);
+  d.core()->plain_enabled = false;
+  return d;
+}
+
+}  // namespace weft::crdt::testing
+
+#endif  // WEFT_TESTS_CRDT_PLAIN_SUPPORT_H_
