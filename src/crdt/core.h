@@ -212,7 +212,7 @@ class DocCore {
   // Whether the op log is one chain (it replays on the fast path throughout).
   bool history_is_linear() const;
   // materialize's and recover_ids' replay: a scratch state holding what `s`
-  // holds (`plain`: see State::plain), with ids.
+  // holds (`plain`: see State::plain), with ids. REQUIRES: settled.
   Result<std::unique_ptr<State>> replay_state(const State& s, bool plain);
   // Gives every Text / List of `s` that holds a plain state its Fugue tracker,
   // replayed from the op log (and the open transaction when `s` is the live

@@ -236,9 +236,10 @@ Status PlainSeq::insert_utf8(uint32_t peer, int32_t counter, uint32_t pos, std::
     }
     hint_at(&c);
     hint_end_ = off + n;  // the new units end run hint_.run
+  } else {
+    placeholder_run(c, c.n + static_cast<uint32_t>(n));
   }
   c.n += static_cast<uint32_t>(n);
-  if (!ids_known_) placeholder_run(c);
   c.u16 += static_cast<uint32_t>(u16);
   c.u8 += static_cast<uint32_t>(u8);
   alt_counts(ci, n, u16, u8);
@@ -308,9 +309,10 @@ Status PlainSeq::erase(uint32_t pos, uint32_t n) {
       hint_ = erase_ids(c.runs, c.n, off, take, &c == hinted ? hint_ : RunPos{});
       hint_at(&c);
       hint_end_ = SIZE_MAX;  // no run known to end at a given unit
+    } else {
+      placeholder_run(c, c.n - static_cast<uint32_t>(take));
     }
     c.n -= static_cast<uint32_t>(take);
-    if (!ids_known_) placeholder_run(c);
     c.u16 -= static_cast<uint32_t>(u16);
     c.u8 -= static_cast<uint32_t>(u8);
     alt_counts(j, 0 - take, 0 - u16, 0 - u8);
@@ -349,7 +351,7 @@ void PlainSeq::erase_one_ascii(Chunk& c, size_t off) {
   c.text.erase(off, 1);
   if (!ids_known_) [[unlikely]] {
     --c.n, --c.u16, --c.u8;
-    placeholder_run(c);
+    placeholder_run(c, c.n);
     alt_counts(ci, 0 - size_t{1}, 0 - size_t{1}, 0 - size_t{1});
     --total_n_, --total_u16_, --total_u8_;
     rebalance_after_erase(ci);
@@ -396,7 +398,7 @@ void PlainSeq::erase_one_ascii(Chunk& c, size_t off) {
 void PlainSeq::set_ids_unknown() {
   ids_known_ = false;
   forget_hints();
-  for (Chunk* c : chunks_) placeholder_run(*c);
+  for (Chunk* c : chunks_) placeholder_run(*c, c->n);
 }
 
 void PlainSeq::assign_utf8(std::string_view utf8) {

@@ -540,13 +540,14 @@ class PlainSeq {
   // Appends run `r`, extending the last run when `r` continues it.
   static void append_run(ChunkVec<IdRun>& runs, const IdRun& r);
 
-  // A chunk's placeholder run when ids are not kept: one run of all its units.
-  static void placeholder_run(Chunk& c) {
+  // A chunk's placeholder run when ids are not kept: one run of all its
+  // `n` units (its unit count after the edit at hand).
+  static void placeholder_run(Chunk& c, uint32_t n) {
     if (c.runs.size() != 1) {
       c.runs.clear();
-      c.runs.push_back(IdRun{kNone, 0, c.n});
+      c.runs.push_back(IdRun{kNone, 0, n});
     }
-    c.runs[0].len = c.n;
+    c.runs[0].len = n;
   }
 
   bool is_text_;

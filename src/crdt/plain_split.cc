@@ -104,7 +104,7 @@ void PlainSeq::insert_bulk(uint32_t ci, size_t off, uint32_t peer, int32_t count
   total_u8_ += size;
   if (!ids_known_) {  // the runs placed above are placeholders: one per chunk
     for (size_t j = ci; j < ci + 1 + (chunks_.size() - old_count); ++j)
-      placeholder_run(*chunks_[j]);
+      placeholder_run(*chunks_[j], chunks_[j]->n);
     return;
   }
   if (c.runs.size() > kMaxRuns) split_runs(ci);
@@ -208,9 +208,10 @@ void PlainSeq::merge_next(uint32_t ci) {
     a.values.insert(a.values.end(), b->values.begin(), b->values.end());
   if (ids_known_) {
     for (const IdRun& r : b->runs) append_run(a.runs, r);
+  } else {
+    placeholder_run(a, a.n + b->n);
   }
   a.n += b->n;
-  if (!ids_known_) placeholder_run(a);
   a.u16 += b->u16;
   a.u8 += b->u8;
   chunks_.erase(chunks_.begin() + ci + 1);

@@ -254,7 +254,6 @@ Result<std::unique_ptr<State>> DocCore::build_state(const DenseVv& vv, bool plai
 }
 
 Result<std::unique_ptr<State>> DocCore::replay_state(const State& s, bool plain) {
-  settle();  // the replay below reads txn_ops
   // The replay goes into a scratch state: no events for it.
   const bool was_gathering = gathering;
   gathering = false;
@@ -274,7 +273,7 @@ Result<std::unique_ptr<State>> DocCore::replay_state(const State& s, bool plain)
 }
 
 Status DocCore::materialize(State& s) {
-  settle();
+  settle();  // the replay reads txn_ops
   bool any = false;
   for (const auto& c : s.containers) any = any || (c && c->plain);
   if (!any) return Status();
@@ -303,6 +302,7 @@ bool DocCore::history_is_linear() const {
 }
 
 Status DocCore::recover_ids(State& s) {
+  settle();  // the replay reads txn_ops
   const auto lacks_ids = [](const ContainerState* cs) {
     return cs && cs->plain && !cs->plain->ids_known();
   };
@@ -314,7 +314,7 @@ Status DocCore::recover_ids(State& s) {
   // build it anyway at the first of them, from the start again.
   if (!history_is_linear()) return materialize(s);
   // A plain replay keeps ids (build_state's default).
-  auto scratch = replay_state(s, /*plain=*/plain_enabled);
+  auto scratch = replay_state(s, /*plain=*/true);
   if (!scratch.ok()) return scratch.status().with_context("rebuilding the ids from the op log");
   for (uint32_t i = 0; i < s.containers.size(); ++i) {
     ContainerState* cs = s.containers[i].get();
