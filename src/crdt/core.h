@@ -47,14 +47,35 @@ struct MapEntry {
   std::optional<Value> value;  // nullopt = deleted
 };
 
+// A Text / List whose plain state is on a temporary tracker for an import
+// (Eg-walker's partial replay, see DocCore::begin_partial): the tracker holds
+// placeholders for the state at `base` and the ops since, and the plain
+// state it replaced waits here to lend its ids and contents back when the
+// tracker folds into a plain state again (DocCore::fold_trackers).
+struct PartialTracker {
+  std::unique_ptr<PlainSeq> plain;  // the state at `plain_vv`
+  DenseVv base;                     // every op the tracker resolves holds it
+  DenseVv plain_vv;                 // the state's version when the tracker began
+  // Placeholders filled in, and how many of them are the units of the state
+  // at `base` (the first ones; the others only pad the end, see begin_partial).
+  size_t placeholders = 0, real_placeholders = 0;
+};
+
 // The state of one container. A Text or List holds either its plain state
-// (`plain`, no tombstones, the common case) or, once an op needed it, its
-// Fugue tracker (`seq`, which then also serves reads); never both.
+// (`plain`, no tombstones, the common case) or, while an op needs it, its
+// Fugue tracker (`seq`, which then also serves reads); never both. An
+// import's tracker is temporary (it folds back into a plain state when the
+// import ends); one that holds style anchors stays.
 struct ContainerState {
   ContainerType type = ContainerType::kMap;
-  std::unique_ptr<PlainSeq> plain;  // Text / List until materialised
-  std::unique_ptr<Seq> seq;         // Text / List once materialised
-  std::vector<Value> list_values;   // List: value of each element (by content index)
+  std::unique_ptr<PlainSeq> plain;  // Text / List: the plain state
+  std::unique_ptr<Seq> seq;         // Text / List: the tracker, when it has one
+  // Set while `seq` is a partial tracker (see PartialTracker).
+  std::unique_ptr<PartialTracker> partial;
+  // The tracker is an import's (or a replay's): it folds back into a plain
+  // state when that ends (DocCore::fold_trackers).
+  bool temp_tracker = false;
+  std::vector<Value> list_values;  // List: value of each element (by content index)
   std::map<std::string, MapEntry> map;
   double counter = 0;
 
@@ -218,6 +239,22 @@ class DocCore {
   // replayed from the op log (and the open transaction when `s` is the live
   // state). REQUIRES: the op log holds the history up to s.vv.
   Status materialize(State& s);
+  // Eg-walker's partial replay, instead of materialize, for an op of plain
+  // Text / List `idx` whose version `op_vv` is not the state's: a temporary
+  // tracker holding placeholders for the state at the latest version `base`
+  // that every op to replay has seen (the common ancestor of the state and
+  // `op_vv`, lowered until it holds), and the ops since `base` replayed into
+  // it. The container's plain state moves into its PartialTracker. Falls
+  // back to materialize when a replayed op is a style anchor or a local
+  // transaction is open. REQUIRES: s.containers[idx]->plain.
+  Status begin_partial(State& s, uint32_t idx, const DenseVv& op_vv);
+  // Turns every temporary tracker of `s` (temp_tracker) back into a plain
+  // state with ids (those of a partial tracker's placeholders come from the
+  // plain state it replaced; without them, none), unless it holds style
+  // anchors (it then stays a tracker). Errors: kOutOfRange when an op
+  // reached past the end of its version (into the padding placeholders);
+  // kInternal when the tracker disagrees with the plain state it replaced.
+  Status fold_trackers(State& s);
   // For a snapshot's state section: sets the value of Text `container` in `s`
   // without replay (ids unknown; the tracker is built from the op log when an
   // edit needs it). REQUIRES: the op log already holds the history up to s.vv.
@@ -573,6 +610,24 @@ class DocCore {
   std::string import_origin;  // origin tag of the import in progress (for events)
   // False forces every Text / List straight to a Fugue Seq (tests compare both).
   bool plain_enabled = true;
+  // Inside an import or a replay (build_state): trackers materialize makes
+  // are temporary (they fold back at its end).
+  int fold_scope = 0;
+  struct FoldScope {
+    explicit FoldScope(DocCore& core) : core_(core) { ++core_.fold_scope; }
+    ~FoldScope() { --core_.fold_scope; }
+    FoldScope(const FoldScope&) = delete;
+    FoldScope& operator=(const FoldScope&) = delete;
+    DocCore& core_;
+  };
+  // False: a concurrent op materializes the whole tracker, as before partial
+  // replay (tests compare both).
+  bool partial_enabled = true;
+  // For tests and benchmarks: partial trackers begun, and how many of them
+  // gave way to the whole tracker (an op older than their base, an anchor).
+  struct PartialStats {
+    uint64_t begun = 0, whole = 0;
+  } partial_stats;
   // Tests: verify the tracker's prepare state from scratch before every
   // sequence op (Seq::check_prepare; O(elements) per op).
   bool check_tracker = false;

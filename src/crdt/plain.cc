@@ -401,6 +401,27 @@ void PlainSeq::set_ids_unknown() {
   for (Chunk* c : chunks_) placeholder_run(*c, c->n);
 }
 
+void PlainSeq::set_ids(const std::vector<Seq::Run>& runs) {
+  forget_hints();
+  ids_known_ = true;
+  size_t r = 0, used = 0;  // runs[r] has `used` units given out
+  for (Chunk* c : chunks_) {
+    c->runs.clear();
+    for (size_t left = c->n; left > 0;) {
+      const Seq::Run& run = runs[r];
+      const size_t take = std::min<size_t>(left, run.len - used);
+      c->runs.push_back(
+          IdRun{run.peer, run.counter + static_cast<int32_t>(used), static_cast<uint32_t>(take)});
+      used += take;
+      left -= take;
+      if (used == run.len) ++r, used = 0;
+    }
+  }
+  for (uint32_t ci = 0; ci < chunks_.size(); ++ci) {
+    while (chunks_[ci]->runs.size() > kMaxRuns) split_runs(ci);
+  }
+}
+
 void PlainSeq::assign_utf8(std::string_view utf8) {
   clear();
   ids_known_ = false;

@@ -1,9 +1,11 @@
 // Internal: the plain state of a Text or List container (the Eg-walker
 // "state" half): its visible units in document order with their ids, and no
 // tombstones. Ops that are causally after the whole state (local edits,
-// imports whose deps are the state's frontiers) apply here by position; the
-// Fugue Seq (the "tracker") is only built when an op is concurrent with the
-// state or needs tombstones (see DocCore::materialize in core.h).
+// imports whose deps are the state's frontiers) apply here by position; an
+// import's concurrent ops go through a temporary Fugue Seq (the "tracker")
+// holding only the ops since their common ancestor, which folds back into a
+// plain state when the import ends (DocCore::begin_partial / fold_trackers
+// in core.h); style anchors keep the whole tracker (DocCore::materialize).
 //
 // Units live in chunks with per-chunk unicode / UTF-16 / UTF-8 counts and a
 // cached prefix, so positional edits and unit conversions near the last edit
@@ -279,6 +281,10 @@ class PlainSeq {
   bool ids_known() const { return ids_known_; }
   // Drops the ids (from then on, as above).
   void set_ids_unknown();
+  // Gives the units their ids: runs[k] covers the next runs[k].len units
+  // with ids (peer, counter + i) (Seq::Run's entity is not read); a chunk
+  // left with too many runs splits. REQUIRES: the lens sum to visible_units().
+  void set_ids(const std::vector<Seq::Run>& runs);
 
   // For tests: "" when each chunk's counts match its contents and its id runs
   // (one placeholder without ids) its units, and the totals add up; else what

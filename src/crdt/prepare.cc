@@ -76,7 +76,8 @@ Status Seq::check_prepare(const DenseVv* vv) const {
           (c.pexact(off) && (want & kPvisBit) != (have & kPvisBit))) {
         return internal_error("tracker: stale visibility flags of a chunk item");
       }
-      const bool ins = vv == nullptr || vv->includes(e.peer, e.counter);
+      const bool ins =
+          vv == nullptr || e.peer == kPlaceholderPeer || vv->includes(e.peer, e.counter);
       if (e.chunk != c.id || e.pins != ins || e.pdel != dels[i]) {
         return internal_error("tracker: element " + std::to_string(e.peer) + "@" +
                               std::to_string(e.counter) + " has a wrong prepare state");

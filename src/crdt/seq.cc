@@ -475,6 +475,16 @@ Status Seq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint32_t*
   return Status();
 }
 
+void Seq::fill_placeholders(size_t n) {
+  if (n == 0) return;
+  arena_.reserve(n);
+  for (size_t k = 0; k < n; ++k) {
+    const uint32_t left = k == 0 ? kNone : static_cast<uint32_t>(k - 1);
+    arena_.push_back(Elem{kPlaceholderPeer, static_cast<int32_t>(k), left, kNone, kNone, 0, 0});
+  }
+  insert_run(Cur{}, 0, static_cast<uint32_t>(n));
+}
+
 Status Seq::erase_one(uint32_t peer, int32_t counter, uint32_t pos, DenseVv* vv) {
   if (vv) vv->set(peer, std::max(vv->get(peer), counter));
   auto found = find_visible(pos + 1, vv);

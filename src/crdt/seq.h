@@ -33,6 +33,8 @@
 namespace weft::crdt::detail {
 
 inline constexpr uint32_t kNone = UINT32_MAX;
+// Elem::peer of a placeholder (see Seq::fill_placeholders): no real peer.
+inline constexpr uint32_t kPlaceholderPeer = UINT32_MAX - 1;
 inline constexpr char32_t kStartAnchor = 0x110000;  // content of a mark start anchor
 inline constexpr char32_t kEndAnchor = 0x110001;    // content of a mark end anchor
 
@@ -59,6 +61,18 @@ struct DenseVv {
     for (size_t i = 0; i < o.size(); ++i) ends[i] = std::max(ends[i], o[i]);
   }
   bool includes(uint32_t peer, int32_t counter) const { return counter < get(peer); }
+  // Whether this version holds every unit of `o`.
+  bool includes_all(const DenseVv& o) const {
+    for (size_t i = 0; i < o.ends.size(); ++i) {
+      if (o.ends[i] > get(static_cast<uint32_t>(i))) return false;
+    }
+    return true;
+  }
+  // Keeps only the units `o` holds too (the versions' common ancestor).
+  void meet(const DenseVv& o) {
+    for (size_t i = 0; i < ends.size(); ++i)
+      ends[i] = std::min(ends[i], o.get(static_cast<uint32_t>(i)));
+  }
   int64_t total() const {
     int64_t t = 0;
     for (int32_t e : ends) t += e;
@@ -114,6 +128,37 @@ class Seq {
   // Deletes `n` units of a forward delete run (each unit at `pos` of its own
   // version): the first is located once, the rest continue from it.
   Status erase_forward(uint32_t peer, int32_t counter, uint32_t pos, int32_t n, DenseVv* vv);
+
+  // Eg-walker's placeholders: fills an empty Seq with `n` visible units that
+  // stand for a version's state whose ops are not replayed (a partial
+  // tracker, see DocCore::begin_partial). They have peer kPlaceholderPeer and
+  // counters 0..n-1 in order, no id run (so retreat and advance never touch
+  // them: every version the tracker resolves in holds them), and content 0.
+  // Only their order matters: an op is integrated against elements its
+  // version has not seen, and every version holds the placeholders.
+  // REQUIRES: arena_size() == 0.
+  void fill_placeholders(size_t n);
+  // Calls fn(const Elem&) for every element, tombstones included, in
+  // document order.
+  template <typename Fn>
+  void for_each_element(Fn&& fn) const {
+    for (const auto& chunk : chunks_) {
+      for (uint32_t i : chunk->items) fn(arena_[i]);
+    }
+  }
+
+  // The same for the visible elements only (per-chunk counts and flags skip
+  // the rest without reading them).
+  template <typename Fn>
+  void for_each_visible_element(Fn&& fn) const {
+    for (const auto& chunk : chunks_) {
+      const Chunk& c = *chunk;
+      if (c.vis == 0) continue;
+      for (size_t k = 0; k < c.items.size(); ++k) {
+        if (c.flags[k] & kVisBit) fn(arena_[c.items[k]]);
+      }
+    }
+  }
 
   // Visible entities (anchors included) in the current state.
   size_t visible_entities() const { return total_vis_; }

@@ -74,7 +74,22 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
     const bool positional = op.kind == OpKind::kTextInsert || op.kind == OpKind::kListInsert ||
                             op.kind == OpKind::kSeqDelete;
     if (vv == nullptr && positional) return apply_plain(s, *csp, op, peer, n);
-    // Concurrent with the state, or a style anchor: the tracker is needed.
+    // Concurrent with the state: a temporary tracker from the common
+    // ancestor on. A style anchor: the whole tracker, for good. A state
+    // replayed without ids (a whole history into an empty doc, a checkout)
+    // takes the whole tracker too: it replays all the same, and its fold
+    // then gives every unit its id (a partial one could not: the
+    // placeholders' ids come from the plain state, which has none).
+    if (positional && partial_enabled && s.plain_ids)
+      WEFT_RETURN_IF_ERROR(begin_partial(s, op.container, *vv));
+    else
+      WEFT_RETURN_IF_ERROR(materialize(s));
+    csp = &container_state(s, op.container);
+  } else if (csp->partial && (op.kind == OpKind::kMark || op.kind == OpKind::kMarkEnd ||
+                              (vv && !vv->includes_all(csp->partial->base)))) {
+    // What the partial tracker cannot resolve: a style anchor, or an op whose
+    // version lacks part of the tracker's base.
+    ++partial_stats.whole;
     WEFT_RETURN_IF_ERROR(materialize(s));
     csp = &container_state(s, op.container);
   }
@@ -245,11 +260,13 @@ Result<std::unique_ptr<State>> DocCore::build_state(const DenseVv& vv, bool plai
   auto s = std::make_unique<State>();
   s->plain = plain;
   s->plain_ids = ids == PlainIds::kTracked;
+  FoldScope scope(*this);
   for (const Change& ch : changes) {
     Counter to = std::min(ch.end(), vv.get(ch.peer));
     if (to <= ch.counter) continue;
     WEFT_RETURN_IF_ERROR(apply_change(*s, ch, to));
   }
+  WEFT_RETURN_IF_ERROR(fold_trackers(*s));
   return s;
 }
 
@@ -274,19 +291,25 @@ Result<std::unique_ptr<State>> DocCore::replay_state(const State& s, bool plain)
 
 Status DocCore::materialize(State& s) {
   settle();  // the replay reads txn_ops
-  bool any = false;
-  for (const auto& c : s.containers) any = any || (c && c->plain);
-  if (!any) return Status();
+  // (A partial tracker is replaced by the whole one too.)
+  const auto needs = [](const ContainerState* cs) { return cs && (cs->plain || cs->partial); };
+  if (std::none_of(s.containers.begin(), s.containers.end(),
+                   [&](const auto& c) { return needs(c.get()); })) {
+    return Status();
+  }
   auto scratch = replay_state(s, /*plain=*/false);
   if (!scratch.ok())
     return scratch.status().with_context("building the sequence tracker from the op log");
   for (uint32_t i = 0; i < s.containers.size(); ++i) {
     ContainerState* cs = s.containers[i].get();
-    if (!cs || !cs->plain) continue;
+    if (!needs(cs)) continue;
     ContainerState& built = container_state(**scratch, i);
     cs->seq = std::move(built.seq);
     cs->list_values = std::move(built.list_values);
     cs->plain.reset();
+    cs->partial.reset();
+    // Inside an import or a replay it folds back into a plain state at the end.
+    cs->temp_tracker = fold_scope > 0;
   }
   return Status();
 }
@@ -310,9 +333,14 @@ Status DocCore::recover_ids(State& s) {
                    [&](const auto& c) { return lacks_ids(c.get()); })) {
     return Status();
   }
-  // A history with concurrent edits needs the tracker: a plain replay would
-  // build it anyway at the first of them, from the start again.
-  if (!history_is_linear()) return materialize(s);
+  // A history with concurrent edits: the whole tracker (a plain replay would
+  // build it at the first of them, from the start again), folded back into
+  // plain states, which then have every id.
+  if (!history_is_linear()) {
+    FoldScope scope(*this);
+    WEFT_RETURN_IF_ERROR(materialize(s));
+    return fold_trackers(s);
+  }
   // A plain replay keeps ids (build_state's default).
   auto scratch = replay_state(s, /*plain=*/true);
   if (!scratch.ok()) return scratch.status().with_context("rebuilding the ids from the op log");

@@ -62,6 +62,7 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
   ImportStatus status;
   Status err;
   bool apply_state = !detached;
+  FoldScope fold_scope_guard(*this);
   if (apply_state && has_subscribers()) begin_events();
   // Into an empty doc, the import replays a whole history: the containers it
   // creates skip the id bookkeeping (see DocCore::PlainIds).
@@ -132,6 +133,8 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
     }
   }
   state->plain_ids = true;
+  // The temporary trackers of concurrent ops fold back into plain states.
+  if (err.ok() && apply_state) err = fold_trackers(*state);
   if (err.ok() && detached) {
     // Validate positions against a scratch replay (the visible state stays put).
     auto scratch = build_state(oplog_vv, true, PlainIds::kDeferred);
