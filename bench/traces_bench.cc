@@ -318,6 +318,33 @@ Json first_delete_ms(int reps, const std::string& bytes) {
   return best;
 }
 
+// Live sync with a concurrent edit: `doc` (the replayed trace, whose Text
+// holds its ids) and a fork of it each insert a word and commit; the time of
+// the doc's import of the fork's change (it is concurrent with the doc's own
+// edit: Eg-walker's partial replay), then of a second such round on the same
+// two docs: row fields concurrent_import_{first,second}_ms (null when a step
+// fails).
+void concurrent_import_ms(const crdt::Doc& doc, int reps, Json& row) {
+  row["concurrent_import_first_ms"] = nullptr;
+  row["concurrent_import_second_ms"] = nullptr;
+  double first = 1e300, second = 1e300;
+  for (int i = 0; i < reps; ++i) {
+    crdt::Doc a = doc.fork(), b = doc.fork();
+    for (double* best : {&first, &second}) {
+      crdt::TextRef ta = a.get_text("text"), tb = b.get_text("text");
+      if (!ta.insert(ta.len() / 2, "mine ").ok() || !a.commit().ok()) return;
+      if (!tb.insert(tb.len() / 3, "theirs ").ok() || !b.commit().ok()) return;
+      const std::string update = b.export_updates(a.oplog_version());
+      auto start = Clock::now();
+      if (!a.import(update).ok()) return;
+      *best = std::min(*best, ms_since(start));
+      if (!b.import(a.export_updates(b.oplog_version())).ok()) return;
+    }
+  }
+  row["concurrent_import_first_ms"] = first;
+  row["concurrent_import_second_ms"] = second;
+}
+
 void measure_snapshot(const crdt::Doc& doc, int reps, Json& row) {
   std::string snapshot = doc.export_snapshot();
   row["encoded_bytes"] = snapshot.size();
@@ -375,6 +402,7 @@ Json bench_trace(const Trace& trace, int reps) {
       row["local_correct"] = ok;
       correct = correct && ok;
       measure_snapshot(*kept, reps, row);
+      concurrent_import_ms(*kept, reps, row);
     } else {
       row["weft_ms"] = nullptr;
       row["error"] = "local replay: " + status.to_string();

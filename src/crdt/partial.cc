@@ -168,151 +168,178 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv) {
   return Status();
 }
 
+namespace {
+
+// A whole tracker's visible elements as a new plain state with their ids; null
+// when it holds style anchors (it then stays a tracker).
+std::unique_ptr<PlainSeq> fold_whole(const Seq& seq, bool is_text) {
+  std::string utf8;
+  std::vector<uint32_t> values;
+  std::vector<Seq::Run> runs;
+  if (is_text)
+    utf8.reserve(seq.visible_units());
+  else
+    values.reserve(seq.visible_units());
+  bool anchors = false;
+  seq.for_each_visible_element([&](const Elem& e) {
+    if (is_text && e.content >= kStartAnchor) {
+      anchors = true;
+    } else if (is_text && e.content < 0x80) {
+      utf8.push_back(static_cast<char>(e.content));
+    } else if (is_text) {
+      append_utf8(utf8, static_cast<char32_t>(e.content));
+    } else {
+      values.push_back(e.content);
+    }
+    if (!runs.empty() && runs.back().peer == e.peer &&
+        runs.back().counter + static_cast<int32_t>(runs.back().len) == e.counter) {
+      ++runs.back().len;
+    } else {
+      runs.push_back(Seq::Run{0, 1, e.peer, e.counter});
+    }
+  });
+  if (anchors) return nullptr;
+  auto plain = std::make_unique<PlainSeq>(is_text, true);
+  if (is_text) {
+    plain->assign_utf8(utf8);
+  } else if (!values.empty()) {
+    (void)plain->insert(kNone, 0, 0, values.data(), values.size());  // (at 0: in range)
+  }
+  plain->set_ids(runs);
+  return plain;
+}
+
+// Brings a partial tracker's plain state (the one it replaced) to the
+// tracker's current state in place: walking the tracker in document order,
+// an element of the replaced state that is deleted now is erased from it,
+// a new visible one inserted with its id. A chunk of placeholders untouched
+// by the ops (consecutive, all visible) is passed whole, so the walk costs
+// O(chunks + elements the ops touched). Errors as for fold_trackers.
+Status fold_partial(const Seq& seq, PartialTracker& partial, bool is_text) {
+  PlainSeq& plain = *partial.plain;
+  const DenseVv& plain_vv = partial.plain_vv;
+  const size_t real = partial.real_placeholders;
+  const auto deleted_before = [&](const Elem& e) {
+    return e.del_peer != kNone && plain_vv.includes(e.del_peer, e.del_counter);
+  };
+  size_t pos = 0;  // units of the plain state passed, edits included
+  // The pending edit: units [at, at + erase) to erase, or the new units
+  // `inserts` (ids ins_peer, ins_counter + k) to insert at `at`.
+  size_t at = 0, erase = 0;
+  std::vector<uint32_t> inserts;
+  uint32_t ins_peer = 0;
+  int32_t ins_counter = 0;
+  Status st;
+  const auto flush = [&] {
+    if (erase > 0 && st.ok())
+      st = plain.erase(static_cast<uint32_t>(at), static_cast<uint32_t>(erase));
+    if (!inserts.empty() && st.ok()) {
+      st = plain.insert(ins_peer, ins_counter, static_cast<uint32_t>(at), inserts.data(),
+                        inserts.size());
+    }
+    erase = 0;
+    inserts.clear();
+  };
+  const auto keep = [&] {  // the unit at pos stays
+    flush();
+    ++pos;
+  };
+  const auto drop = [&] {  // the unit at pos is deleted now
+    if (!inserts.empty()) flush();
+    if (erase == 0) at = pos;
+    ++erase;
+  };
+  const auto add = [&](const Elem& e) {  // a new unit before pos
+    if (erase > 0 ||
+        (!inserts.empty() &&
+         (e.peer != ins_peer || ins_counter + static_cast<int32_t>(inserts.size()) != e.counter))) {
+      flush();
+    }
+    if (inserts.empty()) {
+      at = pos;
+      ins_peer = e.peer;
+      ins_counter = e.counter;
+    }
+    inserts.push_back(e.content);
+    ++pos;
+  };
+  bool padding_seen = false, past_end = false, anchors = false, mismatch = false;
+  seq.for_each_chunk([&](std::span<const uint32_t> items, uint32_t visible) {
+    if (past_end || anchors || mismatch || !st.ok() || items.empty()) return;
+    if (items.back() < real && items.back() - items.front() + 1 == items.size() &&
+        visible == items.size() && !padding_seen) {
+      flush();
+      pos += items.size();
+      return;
+    }
+    for (const uint32_t i : items) {
+      const Elem& e = seq.elem(i);
+      const bool now = e.del_peer == kNone;
+      if (e.peer == kPlaceholderPeer) {
+        if (static_cast<size_t>(e.counter) >= real) {
+          // Padding: no valid op deletes it or inserts after it.
+          past_end = past_end || !now;
+          padding_seen = true;
+        } else if (deleted_before(e)) {
+          mismatch = mismatch || now;  // gone before the plain state, back now?
+        } else if (now) {
+          keep();
+        } else {
+          drop();
+        }
+        continue;
+      }
+      if (padding_seen) {
+        past_end = true;
+        return;
+      }
+      if (is_text && e.content >= kStartAnchor) {
+        anchors = true;
+        return;
+      }
+      if (plain_vv.includes(e.peer, e.counter) && !deleted_before(e)) {
+        if (now)
+          keep();
+        else
+          drop();
+      } else if (now) {
+        add(e);
+      }
+    }
+  });
+  flush();
+  WEFT_RETURN_IF_ERROR(st);
+  if (past_end) return out_of_range("an op's position is past the end of its version");
+  if (anchors) return failed_precondition("style anchors in a partial tracker");
+  const size_t padding = partial.placeholders - real;  // visible: never deleted above
+  if (mismatch || pos != plain.visible_units() || pos + padding != seq.visible_units()) {
+    return internal_error("a partial tracker disagrees with the plain state it replaced (" +
+                          std::to_string(pos) + " units walked, " +
+                          std::to_string(plain.visible_units()) + " held, " +
+                          std::to_string(seq.visible_units()) + " in the tracker)");
+  }
+  return Status();
+}
+
+}  // namespace
+
 Status DocCore::fold_trackers(State& s) {
-  for (auto& slot : s.containers) {
-    ContainerState* cs = slot.get();
+  for (uint32_t i = 0; i < s.containers.size(); ++i) {
+    ContainerState* cs = s.containers[i].get();
     if (!cs || !cs->temp_tracker) continue;
     cs->temp_tracker = false;
-    const Seq& seq = *cs->seq;
-    const PartialTracker* partial = cs->partial.get();
     const bool is_text = cs->type == ContainerType::kText;
-    // The replaced plain state's units in order, with their ids.
-    std::vector<uint32_t> old_contents;
-    std::vector<Seq::Run> old_runs;
-    bool old_ids = true;
-    if (partial) {
-      old_contents = partial->plain->visible_contents();
-      old_ids = partial->plain->ids_known();
-      if (old_ids) partial->plain->unit_runs(0, old_contents.size(), old_runs);
-    }
-    const DenseVv empty_vv;
-    const DenseVv& plain_vv = partial ? partial->plain_vv : empty_vv;
-    const size_t real_placeholders = partial ? partial->real_placeholders : 0;
-    size_t old_at = 0, run = 0, in_run = 0;  // next old unit, its run and offset
-    // The folded state: its UTF-8 (Text) or value indexes (List), id runs.
-    std::string utf8;
-    std::vector<uint32_t> values;
-    if (is_text)
-      utf8.reserve(seq.visible_units());
-    else
-      values.reserve(seq.visible_units());
-    std::vector<Seq::Run> runs;
-    bool ids = true;  // false once a unit takes an unknown id
-    const auto emit = [&](uint32_t content, uint32_t peer, int32_t counter) {
-      if (is_text && content < 0x80)
-        utf8.push_back(static_cast<char>(content));
-      else if (is_text)
-        append_utf8(utf8, static_cast<char32_t>(content));
-      else
-        values.push_back(content);
-      if (!runs.empty() && runs.back().peer == peer &&
-          runs.back().counter + static_cast<int32_t>(runs.back().len) == counter) {
-        ++runs.back().len;
-      } else {
-        runs.push_back(Seq::Run{0, 1, peer, counter});
-      }
-    };
-    // The replaced state's next unit: its content, and its id into
-    // (*peer, *counter). False when there is none.
-    const auto take_old = [&](uint32_t* content, uint32_t* peer, int32_t* counter) {
-      if (old_at >= old_contents.size()) return false;
-      *content = old_contents[old_at++];
-      if (old_ids) {
-        while (in_run >= old_runs[run].len) ++run, in_run = 0;
-        *peer = old_runs[run].peer;
-        *counter = old_runs[run].counter + static_cast<int32_t>(in_run++);
-      }
-      return true;
-    };
-    const auto deleted_before = [&](const Elem& e) {
-      return e.del_peer != kNone && plain_vv.includes(e.del_peer, e.del_counter);
-    };
-    bool anchors = false, past_end = false, mismatch = false, padding_seen = false;
-    if (!partial) {
-      // A whole tracker: its visible elements, with their own ids.
-      seq.for_each_visible_element([&](const Elem& e) {
-        if (is_text && e.content >= kStartAnchor)
-          anchors = true;
-        else
-          emit(e.content, e.peer, e.counter);
-      });
-    }
-    if (partial)
-      seq.for_each_element([&](const Elem& e) {
-        if (anchors || past_end || mismatch) return;
-        const bool visible = e.del_peer == kNone;
-        uint32_t content = e.content, peer = e.peer;
-        int32_t counter = e.counter;
-        if (e.peer == kPlaceholderPeer) {
-          if (static_cast<size_t>(e.counter) >= real_placeholders) {
-            // Padding: no valid op deletes it or inserts after it.
-            past_end = !visible;
-            padding_seen = true;
-            return;
-          }
-          // A unit of the base's state: in the replaced state unless an op
-          // it holds deleted it, and never visible again once deleted.
-          if (deleted_before(e)) {
-            mismatch = visible;
-            return;
-          }
-          if (!take_old(&content, &peer, &counter)) {
-            mismatch = true;
-            return;
-          }
-          ids = ids && old_ids;
-          if (visible) emit(content, peer, counter);
-          return;
-        }
-        if (padding_seen) {
-          past_end = true;
-          return;
-        }
-        if (is_text && e.content >= kStartAnchor) {
-          anchors = true;
-          return;
-        }
-        if (plain_vv.includes(e.peer, e.counter) && !deleted_before(e)) {
-          // In the replaced state: its next unit, with the same id.
-          uint32_t old_peer = peer;
-          int32_t old_counter = counter;
-          if (!take_old(&content, &old_peer, &old_counter) || old_peer != peer ||
-              old_counter != counter) {
-            mismatch = true;
-            return;
-          }
-        }
-        if (visible) emit(content, peer, counter);
-      });
-    if (past_end) {
-      return out_of_range("an op's position is past the end of its version of " +
-                          containers[&slot - s.containers.data()].to_string());
-    }
-    if (mismatch || old_at != old_contents.size()) {
-      return internal_error("a partial tracker disagrees with the plain state it replaced (" +
-                            std::to_string(old_at) + " of its " +
-                            std::to_string(old_contents.size()) + " units matched)");
-    }
-    if (anchors) {
-      // Style anchors need the tracker for good: a partial one becomes whole
-      // (materialize replays it; its trackers are not temporary here).
-      if (partial) {
-        const int scope = std::exchange(fold_scope, 0);
-        Status st = materialize(s);
-        fold_scope = scope;
-        WEFT_RETURN_IF_ERROR(st);
-      }
-      continue;
-    }
-    auto plain = std::make_unique<PlainSeq>(is_text, true);
-    if (is_text) {
-      plain->assign_utf8(utf8);
+    if (cs->partial) {
+      // (Anchors never reach a partial tracker: an anchor op takes the
+      // whole one first, see apply_op.)
+      Status st = fold_partial(*cs->seq, *cs->partial, is_text);
+      if (!st.ok()) return st.with_context("folding the tracker of " + containers[i].to_string());
+      cs->plain = std::move(cs->partial->plain);
     } else {
-      WEFT_RETURN_IF_ERROR(plain->insert(kNone, 0, 0, values.data(), values.size()));
-      plain->set_ids_unknown();
+      auto plain = fold_whole(*cs->seq, is_text);
+      if (!plain) continue;  // style anchors: it stays a tracker
+      cs->plain = std::move(plain);
     }
-    if (ids) plain->set_ids(runs);
-    cs->plain = std::move(plain);
     cs->seq.reset();
     cs->partial.reset();
   }

@@ -390,30 +390,33 @@ Seq::Cur Seq::integrate(uint32_t idx, uint32_t left, Cur start, const DenseVv* v
     std::fill(passed_stamp_.begin(), passed_stamp_.end(), 0);
     epoch_ = 1;
   }
-  if (zone_stamp_.size() < arena_.size()) {
-    zone_stamp_.resize(arena_.size(), 0);
-    zone_at_.resize(arena_.size(), 0);
-    passed_stamp_.resize(arena_.size(), 0);
+  // (Stamped by arena index less the placeholders, which are never in a
+  // zone: a partial tracker's scratch does not grow with the document.)
+  const uint32_t first = placeholders_;
+  if (zone_stamp_.size() < arena_.size() - first) {
+    zone_stamp_.resize(arena_.size() - first, 0);
+    zone_at_.resize(arena_.size() - first, 0);
+    passed_stamp_.resize(arena_.size() - first, 0);
   }
   for (int64_t i = 0; i < z; ++i) {
-    zone_stamp_[at(zone[i])] = epoch_;
-    zone_at_[at(zone[i])] = static_cast<uint32_t>(i);
+    zone_stamp_[at(zone[i]) - first] = epoch_;
+    zone_at_[at(zone[i]) - first] = static_cast<uint32_t>(i);
   }
   // Position of a right parent: its origin right if that is a sibling.
   auto parent_right = [&](uint32_t r) -> int64_t {
     if (r == kNone || arena_[r].origin_left != left) return kInf;
     if (r == right) return z;
-    return zone_stamp_[r] == epoch_ ? int64_t{zone_at_[r]} : z + 1;
+    return r >= first && zone_stamp_[r - first] == epoch_ ? int64_t{zone_at_[r - first]} : z + 1;
   };
   const int64_t my_pr = parent_right(right);
   int64_t insert_after = -1;  // zone index we go after (-1 = zone start)
   bool scanning = false;
-  auto was_passed = [&](uint32_t x) { return passed_stamp_[x] == epoch_; };
+  auto was_passed = [&](uint32_t x) { return x >= first && passed_stamp_[x - first] == epoch_; };
   for (int64_t i = 0; i < z; ++i) {
     uint32_t oi = at(zone[i]);
     const Elem& o = arena_[oi];
     if (o.origin_left != left && (o.origin_left == kNone || !was_passed(o.origin_left))) break;
-    passed_stamp_[oi] = epoch_;
+    passed_stamp_[oi - first] = epoch_;  // (a zone element: not a placeholder)
     if (o.origin_left == left) {
       if (o.origin_right == right) {
         if (real_peer(o.peer) > my_peer) break;
@@ -476,13 +479,31 @@ Status Seq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint32_t*
 }
 
 void Seq::fill_placeholders(size_t n) {
-  if (n == 0) return;
-  arena_.reserve(n);
-  for (size_t k = 0; k < n; ++k) {
-    const uint32_t left = k == 0 ? kNone : static_cast<uint32_t>(k - 1);
-    arena_.push_back(Elem{kPlaceholderPeer, static_cast<int32_t>(k), left, kNone, kNone, 0, 0});
+  // Chunks of half the maximum built directly (every placeholder is visible
+  // in both versions, one unit of each measure): no insert and split.
+  const size_t piece = kChunkMax / 2;
+  // (Room for the ops to come: the first insert does not copy the arena.)
+  arena_.reserve(n + n / 8 + 256);
+  placeholders_ = static_cast<uint32_t>(n);
+  chunks_.reserve(n / piece + 1);
+  for (size_t at = 0; at < n; at += piece) {
+    const auto m = static_cast<uint32_t>(std::min(piece, n - at));
+    auto c = std::make_unique<Chunk>();
+    c->id = static_cast<uint32_t>(chunk_pos_.size());
+    chunk_pos_.push_back(static_cast<uint32_t>(chunks_.size()));
+    c->items.resize(m);
+    c->flags.assign(m, kVisBit | kPvisBit);
+    for (uint32_t k = 0; k < m; ++k) {
+      const auto idx = static_cast<uint32_t>(at + k);
+      arena_.push_back(Elem{kPlaceholderPeer, static_cast<int32_t>(idx), idx == 0 ? kNone : idx - 1,
+                            kNone, kNone, 0, 0, c->id});
+      c->items[k] = idx;
+    }
+    c->vis = c->chars = c->u16 = c->u8 = c->pvis = m;
+    c->plo = m;
+    chunks_.push_back(std::move(c));
   }
-  insert_run(Cur{}, 0, static_cast<uint32_t>(n));
+  total_vis_ = total_chars_ = total_u16_ = total_u8_ = n;
 }
 
 Status Seq::erase_one(uint32_t peer, int32_t counter, uint32_t pos, DenseVv* vv) {

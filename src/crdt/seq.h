@@ -147,6 +147,13 @@ class Seq {
     }
   }
 
+  // Calls fn(std::span<const uint32_t> items, uint32_t visible) for every
+  // chunk in document order: its elements' arena indexes (see elem()), and
+  // how many of them are visible.
+  template <typename Fn>
+  void for_each_chunk(Fn&& fn) const {
+    for (const auto& chunk : chunks_) fn(std::span<const uint32_t>(chunk->items), chunk->vis);
+  }
   // The same for the visible elements only (per-chunk counts and flags skip
   // the rest without reading them).
   template <typename Fn>
@@ -396,6 +403,7 @@ class Seq {
   // that put it in the zone (and its zone index) or marked it passed.
   std::vector<Cur> zone_;
   std::vector<uint32_t> zone_stamp_, zone_at_, passed_stamp_;
+  uint32_t placeholders_ = 0;  // arena [0, placeholders_) (see fill_placeholders)
   uint32_t epoch_ = 0;
   DenseVv prepare_vv_;
   bool prepare_all_ = true;
