@@ -138,15 +138,6 @@ class Seq {
   // version has not seen, and every version holds the placeholders.
   // REQUIRES: arena_size() == 0.
   void fill_placeholders(size_t n);
-  // Calls fn(const Elem&) for every element, tombstones included, in
-  // document order.
-  template <typename Fn>
-  void for_each_element(Fn&& fn) const {
-    for (const auto& chunk : chunks_) {
-      for (uint32_t i : chunk->items) fn(arena_[i]);
-    }
-  }
-
   // Calls fn(std::span<const uint32_t> items, uint32_t visible) for every
   // chunk in document order: its elements' arena indexes (see elem()), and
   // how many of them are visible.
@@ -154,8 +145,8 @@ class Seq {
   void for_each_chunk(Fn&& fn) const {
     for (const auto& chunk : chunks_) fn(std::span<const uint32_t>(chunk->items), chunk->vis);
   }
-  // The same for the visible elements only (per-chunk counts and flags skip
-  // the rest without reading them).
+  // Calls fn(const Elem&) for every visible element in document order
+  // (per-chunk counts and flags skip the rest without reading them).
   template <typename Fn>
   void for_each_visible_element(Fn&& fn) const {
     for (const auto& chunk : chunks_) {
