@@ -124,9 +124,6 @@ class DocCore {
   // `target` (nullptr: everything `s` holds) by retreating and advancing only
   // the ops in between (Eg-walker). REQUIRES: the container holds a Seq.
   Status prepare_seq(State& s, uint32_t container, const DenseVv* target);
-  // Retreats / advances the units [lo, hi) of dense `peer` that are ops on `container`.
-  Status prepare_ops(Seq& seq, uint32_t container, uint32_t peer, Counter lo, Counter hi,
-                     bool advance) const;
   [[gnu::always_inline]] static void advance_vv(State& s, uint32_t peer, Counter end) {
     if (peer < s.vv.ends.size()) {  // the keystroke case: no resize
       int32_t& at = s.vv.ends[peer];

@@ -20,16 +20,6 @@ bool is_positional(OpKind kind) {
   return kind == OpKind::kTextInsert || kind == OpKind::kListInsert || kind == OpKind::kSeqDelete;
 }
 
-// Moves `seq`'s prepare version from `from` to `to` (retreating or advancing
-// the units in between).
-void move_prepare(Seq& seq, const DenseVv& from, const DenseVv& to) {
-  const size_t peers = std::max(from.ends.size(), to.ends.size());
-  for (uint32_t p = 0; p < peers; ++p) {
-    const Counter a = from.get(p), b = to.get(p);
-    if (a != b) seq.prepare_range(p, std::min(a, b), std::max(a, b), b > a);
-  }
-}
-
 }  // namespace
 
 Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv) {
@@ -107,7 +97,7 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv) {
       if (a >= b) continue;
       if (op.container == idx) {
         const DenseVv& from = seq->prepare_is_all() ? all : seq->prepare_vv();
-        move_prepare(*seq, from, v);
+        seq->move_prepare(from, v);
         const bool fast = v_total == all_total;
         if (fast)
           seq->set_prepare_all();
@@ -147,7 +137,7 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv) {
   }
   if (all_total != s.vv_total)
     return internal_error("a partial tracker's replay did not reach the state's version");
-  move_prepare(*seq, seq->prepare_is_all() ? all : seq->prepare_vv(), s.vv);
+  seq->move_prepare(seq->prepare_is_all() ? all : seq->prepare_vv(), s.vv);
   seq->set_prepare_all();
   const size_t units = cs.plain->visible_units(), seen = seq->visible_entities();
   if (seen < units || seen - units > placeholders) {

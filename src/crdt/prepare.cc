@@ -6,13 +6,14 @@
 
 namespace weft::crdt::detail {
 
-Status DocCore::prepare_ops(Seq& seq, uint32_t container, uint32_t peer, Counter lo, Counter hi,
-                            bool advance) const {
-  // The Seq's id runs hold exactly the units of its container's ops (the
-  // open transaction's too), so the unit range is moved without visiting
-  // the op log.
-  seq.prepare_range(peer, lo, hi, advance);
-  return Status();
+void Seq::move_prepare(const DenseVv& from, const DenseVv& to) {
+  // The id runs hold exactly the units of this container's ops (the open
+  // transaction's too), so each range moves without visiting the op log.
+  const size_t peers = std::max(from.ends.size(), to.ends.size());
+  for (uint32_t p = 0; p < peers; ++p) {
+    const int32_t a = from.get(p), b = to.get(p);
+    if (a != b) prepare_range(p, std::min(a, b), std::max(a, b), b > a);
+  }
 }
 
 Status DocCore::prepare_seq(State& s, uint32_t container, const DenseVv* target) {
@@ -24,13 +25,7 @@ Status DocCore::prepare_seq(State& s, uint32_t container, const DenseVv* target)
     return Status();
   const DenseVv& from = seq.prepare_is_all() ? s.vv : seq.prepare_vv();
   const DenseVv& to = target ? *target : s.vv;
-  const size_t peers = std::max(from.ends.size(), to.ends.size());
-  for (uint32_t p = 0; p < peers; ++p) {
-    const Counter a = from.get(p), b = to.get(p);
-    if (a == b) continue;
-    Status st = prepare_ops(seq, container, p, std::min(a, b), std::max(a, b), b > a);
-    if (!st.ok()) return st.with_context("moving the sequence tracker's version");
-  }
+  seq.move_prepare(from, to);
   if (target)
     seq.set_prepare_vv(*target);
   else

@@ -203,6 +203,10 @@ class Seq {
   // disappear, delete targets gain or lose one delete. Units of other
   // containers' ops are no-ops.
   void prepare_range(uint32_t peer, int32_t lo, int32_t hi, bool advance);
+  // prepare_range for every peer's units between versions `from` and `to`
+  // (the elements move from one to the other; the recorded prepare version
+  // is the caller's to set).
+  void move_prepare(const DenseVv& from, const DenseVv& to);
   // Test hook (DocCore::check_tracker): recomputes every element's prepare
   // state and every count from scratch for version `vv` (nullptr: all) and
   // reports the first difference from the incrementally kept ones as kInternal.
