@@ -40,6 +40,11 @@ struct PartialTracker {
   // Placeholders filled in, and how many of them are the units of the state
   // at `base` (the first ones; the others only pad the end, see begin_partial).
   size_t placeholders = 0, real_placeholders = 0;
+  // The first `skip` units of the state at `base` are not in the tracker: no
+  // op it resolves reaches them (partial_low >= skip), so they are the first
+  // `skip` visible units of every version it replays, and a position there
+  // is `skip` more than in the tracker.
+  size_t skip = 0;
 };
 
 // The state of one container. A Text or List holds either its plain state

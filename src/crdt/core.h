@@ -57,6 +57,15 @@ struct Subscriber {
   EventCallback callback;
 };
 
+// The lowest position that units [d, d + n) of positional op `op` reach in
+// the op's version: an insert's left neighbour (-1 at the start), a delete's
+// first unit.
+inline int64_t partial_low(const Op& op, Counter d, Counter n) {
+  if (op.kind != OpKind::kSeqDelete) return int64_t{op.pos} + d - 1;
+  if (op.len > 0) return op.pos;
+  return int64_t{op.pos} - d - (n - 1);
+}
+
 class DocCore {
  public:
   explicit DocCore(PeerId peer);
@@ -165,8 +174,11 @@ class DocCore {
   // `op_vv`, lowered until it holds), and the ops since `base` replayed into
   // it. The container's plain state moves into its PartialTracker. Falls
   // back to materialize when a replayed op is a style anchor or a local
-  // transaction is open. REQUIRES: s.containers[idx]->plain.
-  Status begin_partial(State& s, uint32_t idx, const DenseVv& op_vv);
+  // transaction is open. `op_low`: the lowest position the op reaches
+  // (partial_low); the units of the state at `base` that no op to replay
+  // reaches are left out of the tracker (PartialTracker::skip).
+  // REQUIRES: s.containers[idx]->plain.
+  Status begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int64_t op_low);
   // Turns every temporary tracker of `s` (temp_tracker) back into a plain
   // state with ids (those of a partial tracker's placeholders come from the
   // plain state it replaced; without them, none), unless it holds style
@@ -542,10 +554,17 @@ class DocCore {
   // False: a concurrent op materializes the whole tracker, as before partial
   // replay (tests compare both).
   bool partial_enabled = true;
-  // For tests and benchmarks: partial trackers begun, and how many of them
-  // gave way to the whole tracker (an op older than their base, an anchor).
+  // A partial tracker leaves out the base units more than this many units
+  // before the lowest position its ops reach (PartialTracker::skip), so
+  // that a later op of the same import a little lower still fits. Tests
+  // set 0 to reach the edge.
+  size_t partial_skip_margin = 1024;
+  // For tests and benchmarks: partial trackers begun, how many of them left
+  // base units out (PartialTracker::skip), and how many gave way to the
+  // whole tracker (an op older than their base or below their skip, an
+  // anchor).
   struct PartialStats {
-    uint64_t begun = 0, whole = 0;
+    uint64_t begun = 0, skipped = 0, whole = 0;
   } partial_stats;
   // Tests: verify the tracker's prepare state from scratch before every
   // sequence op (Seq::check_prepare; O(elements) per op).

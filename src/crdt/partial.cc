@@ -22,7 +22,7 @@ bool is_positional(OpKind kind) {
 
 }  // namespace
 
-Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv) {
+Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int64_t op_low) {
   settle();
   // The open transaction's ops are in the state but not in the log.
   if (&s == state.get() && !txn_ops.empty()) return materialize(s);
@@ -53,9 +53,11 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv) {
     }
   }
 
-  // The ops to replay, and an upper bound on the units they delete.
+  // The ops to replay, an upper bound on the units they delete, the units
+  // they insert and the lowest position they reach.
   std::vector<ReplaySpan> spans;
-  size_t deleted = 0;
+  size_t deleted = 0, inserted = 0;
+  int64_t low = op_low;
   for (size_t i = 0; i < changes.size(); ++i) {
     const Change& ch = changes[i];
     const Counter lo = std::max(ch.counter, base.get(ch.peer));
@@ -67,14 +69,29 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv) {
       if (op.container != idx || op.counter + op.atom_len() <= lo) continue;
       // A style anchor needs the whole tracker (a plain state holds none).
       if (!is_positional(op.kind)) return materialize(s);
-      if (op.kind == OpKind::kSeqDelete) deleted += static_cast<size_t>(op.atom_len());
+      const Counter a = std::max(op.counter, lo), b = std::min(op.counter + op.atom_len(), hi);
+      if (op.kind == OpKind::kSeqDelete)
+        deleted += static_cast<size_t>(b - a);
+      else
+        inserted += static_cast<size_t>(b - a);
+      low = std::min(low, partial_low(op, a - op.counter, b - a));
     }
+  }
+
+  // The base units before `skip` are left out (see PartialTracker::skip).
+  // The state at `base` holds at least the units now less those inserted
+  // since, so they exist there.
+  const size_t units = cs.plain->visible_units();
+  size_t skip = 0;
+  if (low > 0 && static_cast<size_t>(low) > partial_skip_margin) {
+    skip = std::min(static_cast<size_t>(low) - partial_skip_margin,
+                    units > inserted ? units - inserted : 0);
   }
 
   // The state at `base` has at most the units of the state now plus those
   // the replayed ops delete; its true count is known once they are replayed.
   // Padding placeholders at the end are never reached by a valid op.
-  const size_t placeholders = cs.plain->visible_units() + deleted;
+  const size_t placeholders = units - skip + deleted;
   auto seq = std::make_unique<Seq>(&peer_ids, is_text);
   seq->fill_placeholders(placeholders);
 
@@ -105,20 +122,21 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv) {
           seq->set_prepare_vv(v);
         DenseVv* vv = fast ? nullptr : &v;
         const Counter d = a - op.counter, n = b - a;
+        const int64_t pos = int64_t{op.pos} - static_cast<int64_t>(skip);
         Status st;
         if (op.kind == OpKind::kSeqDelete) {
           if (op.len > 0) {
-            st = seq->erase_forward(ch.peer, a, static_cast<uint32_t>(op.pos), n, vv);
+            st = seq->erase_forward(ch.peer, a, static_cast<uint32_t>(pos), n, vv);
           } else {
             for (Counter k = 0; k < n && st.ok(); ++k) {
-              const int64_t pos = int64_t{op.pos} - d - k;
-              st = pos < 0 ? out_of_range("delete position below 0")
-                           : seq->erase_one(ch.peer, a + k, static_cast<uint32_t>(pos), vv);
+              const int64_t at = pos - d - k;
+              st = at < 0 ? out_of_range("delete position below 0")
+                          : seq->erase_one(ch.peer, a + k, static_cast<uint32_t>(at), vv);
             }
           }
         } else {
           if (zeros.size() < static_cast<size_t>(n)) zeros.resize(static_cast<size_t>(n), 0);
-          st = seq->insert(ch.peer, a, static_cast<uint32_t>(op.pos + d), zeros.data(),
+          st = seq->insert(ch.peer, a, static_cast<uint32_t>(pos + d), zeros.data(),
                            static_cast<size_t>(n), vv);
         }
         if (!st.ok()) {
@@ -139,18 +157,22 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv) {
     return internal_error("a partial tracker's replay did not reach the state's version");
   seq->move_prepare(seq->prepare_is_all() ? all : seq->prepare_vv(), s.vv);
   seq->set_prepare_all();
-  const size_t units = cs.plain->visible_units(), seen = seq->visible_entities();
-  if (seen < units || seen - units > placeholders) {
+  // (The plain state's units from `skip` on are the tracker's.)
+  const size_t held = units - skip, seen = seq->visible_entities();
+  if (seen < held || seen - held > placeholders) {
     return internal_error("a partial tracker's replay shows " + std::to_string(seen) +
-                          " units where the plain state holds " + std::to_string(units));
+                          " units where the plain state holds " + std::to_string(held) +
+                          " past the " + std::to_string(skip) + " left out");
   }
 
   ++partial_stats.begun;
+  if (skip > 0) ++partial_stats.skipped;
   auto partial = std::make_unique<PartialTracker>();
   partial->base = std::move(base);
   partial->plain_vv = s.vv;
   partial->placeholders = placeholders;
-  partial->real_placeholders = placeholders - (seen - units);
+  partial->real_placeholders = placeholders - (seen - held);
+  partial->skip = skip;
   partial->plain = std::move(cs.plain);
   cs.partial = std::move(partial);
   cs.seq = std::move(seq);
@@ -212,7 +234,7 @@ Status fold_partial(const Seq& seq, PartialTracker& partial, bool is_text) {
   const auto deleted_before = [&](const Elem& e) {
     return e.del_peer != kNone && plain_vv.includes(e.del_peer, e.del_counter);
   };
-  size_t pos = 0;  // units of the plain state passed, edits included
+  size_t pos = partial.skip;  // units of the plain state passed, edits included
   // The pending edit: units [at, at + erase) to erase, or the new units
   // `inserts` (ids ins_peer, ins_counter + k) to insert at `at`.
   size_t at = 0, erase = 0;
@@ -302,7 +324,8 @@ Status fold_partial(const Seq& seq, PartialTracker& partial, bool is_text) {
   if (past_end) return out_of_range("an op's position is past the end of its version");
   if (anchors) return failed_precondition("style anchors in a partial tracker");
   const size_t padding = partial.placeholders - real;  // visible: never deleted above
-  if (mismatch || pos != plain.visible_units() || pos + padding != seq.visible_units()) {
+  if (mismatch || pos != plain.visible_units() ||
+      pos - partial.skip + padding != seq.visible_units()) {
     return internal_error("a partial tracker disagrees with the plain state it replaced (" +
                           std::to_string(pos) + " units walked, " +
                           std::to_string(plain.visible_units()) + " held, " +

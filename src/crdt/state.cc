@@ -81,14 +81,17 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
     // then gives every unit its id (a partial one could not: the
     // placeholders' ids come from the plain state, which has none).
     if (positional && partial_enabled && s.plain_ids)
-      WEFT_RETURN_IF_ERROR(begin_partial(s, op.container, *vv));
+      WEFT_RETURN_IF_ERROR(begin_partial(s, op.container, *vv, partial_low(op, 0, n)));
     else
       WEFT_RETURN_IF_ERROR(materialize(s));
     csp = &container_state(s, op.container);
   } else if (csp->partial && (op.kind == OpKind::kMark || op.kind == OpKind::kMarkEnd ||
-                              (vv && !vv->includes_all(csp->partial->base)))) {
-    // What the partial tracker cannot resolve: a style anchor, or an op whose
-    // version lacks part of the tracker's base.
+                              (vv && !vv->includes_all(csp->partial->base)) ||
+                              (csp->partial->skip > 0 &&
+                               partial_low(op, 0, n) < static_cast<int64_t>(csp->partial->skip)))) {
+    // What the partial tracker cannot resolve: a style anchor, an op whose
+    // version lacks part of the tracker's base, or one that reaches the
+    // base units it left out.
     ++partial_stats.whole;
     WEFT_RETURN_IF_ERROR(materialize(s));
     csp = &container_state(s, op.container);
@@ -103,21 +106,23 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
       WEFT_RETURN_IF_ERROR(cs.seq->check_prepare(vv));
     }
   }
+  // A partial tracker's positions start after the base units it left out.
+  const int32_t pos0 = cs.partial ? op.pos - static_cast<int32_t>(cs.partial->skip) : op.pos;
   Status st;
   switch (op.kind) {
     case OpKind::kTextInsert:
     case OpKind::kListInsert:
       st = with_contents(cs, op, n, [&](const uint32_t* contents) {
-        return cs.seq->insert(peer, op.counter, op.pos, contents, n, vv);
+        return cs.seq->insert(peer, op.counter, pos0, contents, n, vv);
       });
       break;
     case OpKind::kSeqDelete:
       if (op.len > 0) {
-        st = cs.seq->erase_forward(peer, op.counter, static_cast<uint32_t>(op.pos), n, vv);
+        st = cs.seq->erase_forward(peer, op.counter, static_cast<uint32_t>(pos0), n, vv);
         break;
       }
       for (Counter k = 0; k < n && st.ok(); ++k) {
-        int32_t pos = op.len > 0 ? op.pos : op.pos - k;
+        int32_t pos = pos0 - k;
         if (pos < 0) {
           st = out_of_range("delete position below 0");
           break;

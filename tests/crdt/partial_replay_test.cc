@@ -96,6 +96,10 @@ RC_GTEST_PROP(PartialReplay, MatchesTheWholeTracker, ()) {
   const int n = *rc::gen::inRange(2, 4);
   std::vector<std::unique_ptr<Replica>> rs;
   for (int i = 0; i < n; ++i) rs.push_back(std::make_unique<Replica>(PeerId(10 + 7 * i)));
+  // How far below its ops' lowest position a partial tracker starts (0, the
+  // edge, in most cases: the documents here are short).
+  const size_t margin = *rc::gen::element<size_t>(0, 0, 1, 4, 1024);
+  for (auto& r : rs) r->partial.core()->partial_skip_margin = margin;
   const int steps = *rc::gen::inRange(5, 60);
   for (int s = 0; s < steps; ++s) {
     const int i = *rc::gen::inRange(0, n);
@@ -118,12 +122,14 @@ RC_GTEST_PROP(PartialReplay, MatchesTheWholeTracker, ()) {
       if (i != j) sync(*rs[i], *rs[j]);
     }
   }
-  uint64_t begun = 0, whole = 0;
+  uint64_t begun = 0, skipped = 0, whole = 0;
   for (auto& r : rs) {
     begun += r->partial.core()->partial_stats.begun;
+    skipped += r->partial.core()->partial_stats.skipped;
     whole += r->partial.core()->partial_stats.whole;
   }
   RC_CLASSIFY(begun > 0, "partial trackers merged");
+  RC_CLASSIFY(skipped > 0, "a partial tracker left base units out");
   RC_CLASSIFY(whole > 0, "a partial tracker gave way to the whole one");
   std::string converged;
   for (auto& r : rs) {
@@ -200,6 +206,77 @@ TEST(PartialReplayTest, AnOpOlderThanTheBaseTakesTheWholeTracker) {
   EXPECT_EQ(d.to_json_string(), whole.to_json_string());
   EXPECT_EQ(d.to_json_string(), a.to_json_string());
   EXPECT_TRUE(plain_with_ids(d, d.get_text("t").id()));
+}
+
+// Concurrent edits near the end of a long text: the partial tracker leaves
+// out the base units before them (PartialTracker::skip) and the merge is the
+// whole tracker's. A later op of the same import that reaches below the
+// units left out hands the container to the whole tracker, with the same
+// result.
+TEST(PartialReplayTest, UnitsBeforeTheOpsAreLeftOutOfTheTracker) {
+  std::string text;
+  for (int i = 0; i < 300; ++i) text += "line " + std::to_string(i) + "\n";
+  Doc a(1), b(2);
+  TextRef t = a.get_text("t");
+  ASSERT_TRUE(t.insert(0, text).ok());
+  ASSERT_TRUE(a.commit().ok());
+  ASSERT_TRUE(b.import(a.export_updates()).ok());
+  const size_t end = t.len();
+  ASSERT_TRUE(t.insert(end - 5, "A").ok());  // a and b both edit near the end
+  ASSERT_TRUE(a.commit().ok());
+  TextRef tb = b.get_text("t");
+  ASSERT_TRUE(tb.insert(end - 10, "B").ok());
+  ASSERT_TRUE(tb.erase(end - 3, 2).ok());
+  ASSERT_TRUE(b.commit().ok());
+  const std::string from_b = b.export_updates(a.oplog_version());
+  Doc whole(9);
+  whole.core()->partial_enabled = false;
+  ASSERT_TRUE(whole.import(a.export_updates()).ok());
+  ASSERT_TRUE(whole.import(from_b).ok());
+  for (size_t margin : {size_t{0}, size_t{16}}) {
+    Doc d = a.fork();
+    d.core()->check_tracker = true;
+    d.core()->partial_skip_margin = margin;
+    ASSERT_TRUE(d.import(from_b).ok());
+    EXPECT_EQ(d.core()->partial_stats.skipped, 1u) << margin;
+    EXPECT_EQ(d.core()->partial_stats.whole, 0u) << margin;
+    EXPECT_EQ(d.get_text("t").to_string(), whole.get_text("t").to_string()) << margin;
+    EXPECT_TRUE(plain_with_ids(d, t.id()));
+  }
+  // b's next change has an op near the end, then one at the start: the
+  // second reaches below the skip.
+  ASSERT_TRUE(tb.insert(tb.len() - 1, "C").ok());
+  ASSERT_TRUE(b.commit().ok());
+  ASSERT_TRUE(tb.insert(2, "D").ok());
+  ASSERT_TRUE(b.commit().ok());
+  const std::string from_b2 = b.export_updates(a.oplog_version());
+  ASSERT_TRUE(whole.import(from_b2).ok());
+  Doc d = a.fork();
+  d.core()->check_tracker = true;
+  d.core()->partial_skip_margin = 0;
+  ASSERT_TRUE(d.import(from_b2).ok());
+  EXPECT_EQ(d.core()->partial_stats.skipped, 1u);
+  EXPECT_EQ(d.core()->partial_stats.whole, 1u);
+  EXPECT_EQ(d.get_text("t").to_string(), whole.get_text("t").to_string());
+  EXPECT_EQ(d.get_text("t").to_string().substr(0, 4), "liDn");
+  EXPECT_TRUE(plain_with_ids(d, t.id()));
+  // A position past the end, in a tracker that left units out: refused, and
+  // the doc is as it was.
+  std::string bad = b.export_json_updates(a.oplog_version());
+  const std::string pos = "\"pos\":" + std::to_string(end - 10);
+  const size_t at = bad.find(pos);
+  ASSERT_NE(at, std::string::npos) << bad;
+  bad.replace(at, pos.size(), "\"pos\":" + std::to_string(end + 50));
+  Doc e = a.fork();
+  e.core()->partial_skip_margin = 0;
+  const std::string before = e.export_json_updates();
+  auto st = e.import(bad);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.status().code(), StatusCode::kOutOfRange) << st.status().to_string();
+  EXPECT_EQ(e.export_json_updates(), before);
+  EXPECT_EQ(e.get_text("t").to_string(), t.to_string());
+  ASSERT_TRUE(e.import(from_b2).ok());
+  EXPECT_EQ(e.get_text("t").to_string(), whole.get_text("t").to_string());
 }
 
 // An op whose position is past the end of its version but lands in the
