@@ -66,6 +66,12 @@ inline int64_t partial_low(const Op& op, Counter d, Counter n) {
   return int64_t{op.pos} - d - (n - 1);
 }
 
+// Applies units [d, d + n) of positional op `op` by `peer` to `seq` (an
+// insert's contents: contents[0, n)) at the op's positions less `shift` (a
+// partial tracker's skip), in version `vv` (nullptr: all). Errors: the Seq's.
+Status apply_positional(Seq& seq, const Op& op, uint32_t peer, Counter d, Counter n, int64_t shift,
+                        const uint32_t* contents, DenseVv* vv);
+
 class DocCore {
  public:
   explicit DocCore(PeerId peer);
@@ -555,9 +561,8 @@ class DocCore {
   // replay (tests compare both).
   bool partial_enabled = true;
   // A partial tracker leaves out the base units more than this many units
-  // before the lowest position its ops reach (PartialTracker::skip), so
-  // that a later op of the same import a little lower still fits. Tests
-  // set 0 to reach the edge.
+  // before the lowest position its ops reach (PartialTracker::skip), so a
+  // later op of the import a little lower still fits (tests: 0, the edge).
   size_t partial_skip_margin = 1024;
   // For tests and benchmarks: partial trackers begun, how many of them left
   // base units out (PartialTracker::skip), and how many gave way to the

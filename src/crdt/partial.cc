@@ -122,23 +122,10 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int6
           seq->set_prepare_vv(v);
         DenseVv* vv = fast ? nullptr : &v;
         const Counter d = a - op.counter, n = b - a;
-        const int64_t pos = int64_t{op.pos} - static_cast<int64_t>(skip);
-        Status st;
-        if (op.kind == OpKind::kSeqDelete) {
-          if (op.len > 0) {
-            st = seq->erase_forward(ch.peer, a, static_cast<uint32_t>(pos), n, vv);
-          } else {
-            for (Counter k = 0; k < n && st.ok(); ++k) {
-              const int64_t at = pos - d - k;
-              st = at < 0 ? out_of_range("delete position below 0")
-                          : seq->erase_one(ch.peer, a + k, static_cast<uint32_t>(at), vv);
-            }
-          }
-        } else {
-          if (zeros.size() < static_cast<size_t>(n)) zeros.resize(static_cast<size_t>(n), 0);
-          st = seq->insert(ch.peer, a, static_cast<uint32_t>(pos + d), zeros.data(),
-                           static_cast<size_t>(n), vv);
-        }
+        if (op.kind != OpKind::kSeqDelete && zeros.size() < static_cast<size_t>(n))
+          zeros.resize(static_cast<size_t>(n), 0);
+        const Status st =
+            apply_positional(*seq, op, ch.peer, d, n, static_cast<int64_t>(skip), zeros.data(), vv);
         if (!st.ok()) {
           return internal_error("replaying the op log into a partial tracker: " + st.to_string());
         }

@@ -66,6 +66,24 @@ ContainerState& DocCore::container_state(State& s, uint32_t idx) {
   return *slot;
 }
 
+Status apply_positional(Seq& seq, const Op& op, uint32_t peer, Counter d, Counter n, int64_t shift,
+                        const uint32_t* contents, DenseVv* vv) {
+  const int64_t pos = int64_t{op.pos} - shift;
+  const Counter counter = op.counter + d;
+  if (op.kind != OpKind::kSeqDelete)
+    return seq.insert(peer, counter, static_cast<uint32_t>(pos + d), contents,
+                      static_cast<size_t>(n), vv);
+  // A forward delete's units all sit at its position in turn; a backward
+  // one's (len < 0) step left from it.
+  if (op.len > 0) return seq.erase_forward(peer, counter, static_cast<uint32_t>(pos), n, vv);
+  for (Counter k = 0; k < n; ++k) {
+    const int64_t at = pos - d - k;
+    if (at < 0) return out_of_range("delete position below 0");
+    WEFT_RETURN_IF_ERROR(seq.erase_one(peer, counter + k, static_cast<uint32_t>(at), vv));
+  }
+  return Status();
+}
+
 Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport, Counter n,
                          DenseVv* vv) {
   if (gathering) touch(op.container);
@@ -107,28 +125,17 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
     }
   }
   // A partial tracker's positions start after the base units it left out.
-  const int32_t pos0 = cs.partial ? op.pos - static_cast<int32_t>(cs.partial->skip) : op.pos;
+  const int64_t shift = cs.partial ? static_cast<int64_t>(cs.partial->skip) : 0;
   Status st;
   switch (op.kind) {
     case OpKind::kTextInsert:
     case OpKind::kListInsert:
       st = with_contents(cs, op, n, [&](const uint32_t* contents) {
-        return cs.seq->insert(peer, op.counter, pos0, contents, n, vv);
+        return apply_positional(*cs.seq, op, peer, 0, n, shift, contents, vv);
       });
       break;
     case OpKind::kSeqDelete:
-      if (op.len > 0) {
-        st = cs.seq->erase_forward(peer, op.counter, static_cast<uint32_t>(pos0), n, vv);
-        break;
-      }
-      for (Counter k = 0; k < n && st.ok(); ++k) {
-        int32_t pos = pos0 - k;
-        if (pos < 0) {
-          st = out_of_range("delete position below 0");
-          break;
-        }
-        st = cs.seq->erase_one(peer, op.counter + k, static_cast<uint32_t>(pos), vv);
-      }
+      st = apply_positional(*cs.seq, op, peer, 0, n, shift, nullptr, vv);
       break;
     case OpKind::kMark: {
       uint32_t c = kStartAnchor;
