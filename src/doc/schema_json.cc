@@ -3,6 +3,8 @@
 #include <set>
 #include <string>
 
+#include "weft/base/json_depth.h"
+
 namespace weft::doc {
 namespace {
 
@@ -312,6 +314,7 @@ Result<BlockSchema> schema_from_json_value(const json& value) {
 }
 
 Result<BlockSchema> schema_from_json(std::string_view json_text) {
+  WEFT_RETURN_IF_ERROR(check_json_depth(json_text).with_context("block schema"));
   json value;
   try {
     value = json::parse(json_text);

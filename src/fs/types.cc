@@ -5,6 +5,8 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "weft/base/json_depth.h"
+
 namespace weft::fs {
 
 std::string_view write_mode_name(WriteMode mode) {
@@ -94,6 +96,7 @@ std::string snapshot_to_json(const FilesystemSnapshot& s) {
 }
 
 Result<FilesystemSnapshot> snapshot_from_json(std::string_view json) {
+  WEFT_RETURN_IF_ERROR(check_json_depth(json).with_context("snapshot record"));
   nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
     return invalid_argument("snapshot record is not a JSON object");

@@ -98,13 +98,25 @@ Incoming classify_message(const Json& value) {
   return item;
 }
 
-ParsedInput parse_input(std::string_view text, size_t max_bytes) {
+Json make_oversize_error(size_t bytes, size_t max_bytes) {
+  return make_error(nullptr, rpc::kInvalidRequest,
+                    "Invalid Request: message of " + std::to_string(bytes) +
+                        " bytes exceeds the limit of " + std::to_string(max_bytes) + " bytes");
+}
+
+ParsedInput parse_input(std::string_view text, size_t max_bytes, size_t max_depth) {
   ParsedInput out;
   if (text.size() > max_bytes) {
+    Incoming item;
+    item.error_response = make_oversize_error(text.size(), max_bytes);
+    out.items.push_back(std::move(item));
+    return out;
+  }
+  // Before parsing: a value deeper than this would overflow the stack when
+  // copied or dumped.
+  if (Status depth = check_json_depth(text, max_depth); !depth.ok()) {
     out.items.push_back(error_item(nullptr, rpc::kInvalidRequest,
-                                   "Invalid Request: message of " + std::to_string(text.size()) +
-                                       " bytes exceeds the limit of " + std::to_string(max_bytes) +
-                                       " bytes"));
+                                   "Invalid Request: " + std::string(depth.message())));
     return out;
   }
   Json value = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);

@@ -9,6 +9,7 @@
 #include "store/block_store_impl.h"
 #include "store/migrations.h"
 #include "weft/base/hash.h"
+#include "weft/base/json_depth.h"
 
 namespace weft::store {
 
@@ -71,6 +72,14 @@ Result<BlockInfo> BlockStore::Impl::read_info(const Stmt& row) {
   info.deleted_at_ms = info.deleted ? row.col_int(11) : 0;
   info.last_seq = static_cast<uint64_t>(row.col_int(12));
   info.persisted_version = row.col_blob(13);
+  // Whoever reads these parses them: nesting that deep would overflow the
+  // stack there (a row written by something other than weft).
+  for (const auto& [name, text] : {std::pair{"schema_json", &info.schema_json},
+                                   std::pair{"metadata_json", &info.metadata_json}}) {
+    if (Status depth = check_json_depth(*text); !depth.ok()) {
+      return data_loss(where + " has a corrupt row: " + name + ": " + std::string(depth.message()));
+    }
+  }
   return info;
 }
 
@@ -126,10 +135,9 @@ Result<std::unique_ptr<BlockStore>> BlockStore::open(const std::string& path,
 namespace {
 
 Status check_metadata(std::string_view metadata_json) {
-  if (!nlohmann::json::accept(metadata_json)) {
-    return invalid_argument("block metadata is not valid JSON");
-  }
+  WEFT_RETURN_IF_ERROR(check_json_depth(metadata_json).with_context("block metadata"));
   auto v = nlohmann::json::parse(metadata_json, nullptr, false);
+  if (v.is_discarded()) return invalid_argument("block metadata is not valid JSON");
   if (!v.is_object()) return invalid_argument("block metadata must be a JSON object");
   return Status();
 }

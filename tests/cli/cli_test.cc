@@ -1,6 +1,7 @@
 // Runs the `weft` executable as a user or an external checker would, in the
 // exact command forms the README documents, and checks output and exit codes.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -178,6 +179,71 @@ TEST_F(CliTest, BlockCreateListRender) {
   EXPECT_EQ(weft("block show --db b.db alice nothere", dir()).exit_code, 3);
   EXPECT_EQ(
       weft("block create --db b.db alice bad --schema '{\"kind\":\"nope\"}'", dir()).exit_code, 2);
+}
+
+// Sets column `column` of every block row, as a tool other than weft might.
+void set_block_column(const std::filesystem::path& db, const char* column,
+                      const std::string& value) {
+  sqlite3* conn = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &conn), SQLITE_OK);
+  std::string sql = std::string("UPDATE blocks SET ") + column + " = ?1";
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(conn, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK);
+  sqlite3_bind_text(stmt, 1, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+  EXPECT_EQ(sqlite3_step(stmt), SQLITE_DONE);
+  sqlite3_finalize(stmt);
+  sqlite3_close(conn);
+}
+
+std::string nested_objects(size_t depth) {
+  std::string text;
+  for (size_t i = 0; i < depth; ++i) text += "{\"a\":";
+  return text + "1" + std::string(depth, '}');
+}
+
+TEST_F(CliTest, DeepJsonInABlockDatabaseIsCorruptDataNotACrash) {
+  ASSERT_EQ(weft("block create --db b.db alice notes --text hi", dir()).exit_code, 0);
+  ASSERT_EQ(weft("block create --db b.db alice other --text ho", dir()).exit_code, 0);
+  set_block_column(dir() / "b.db", "metadata_json", nested_objects(100'000));
+  EXPECT_EQ(weft("block show --db b.db alice notes --json", dir()).exit_code, 5);
+  CliRun err = weft("block show --db b.db alice notes --json 2>&1", dir());
+  EXPECT_EQ(err.exit_code, 5);
+  EXPECT_NE(err.out.find("corrupt row: metadata_json: JSON nested deeper than 64 levels"),
+            std::string::npos)
+      << err.out;
+  // `ls` lists what it can read and warns about the rest, as for any corrupt row.
+  CliRun ls = weft("block ls --db b.db --json", dir());
+  EXPECT_EQ(ls.exit_code, 0);
+  auto listed = nlohmann::json::parse(ls.out, nullptr, false);
+  ASSERT_TRUE(listed.is_array()) << ls.out;
+  EXPECT_TRUE(listed.empty());
+  CliRun plain = weft("block ls --db b.db 2>&1", dir());
+  EXPECT_EQ(plain.exit_code, 0);
+  EXPECT_NE(plain.out.find("(skipped)"), std::string::npos) << plain.out;
+  set_block_column(dir() / "b.db", "metadata_json", "{}");
+  set_block_column(dir() / "b.db", "schema_json",
+                   std::string(150'000, '[') + std::string(150'000, ']'));
+  EXPECT_EQ(weft("block show --db b.db alice notes --json", dir()).exit_code, 5);
+}
+
+TEST_F(CliTest, DeepJsonInputIsRefusedWithAClearMessage) {
+  write_file(dir() / "deep_schema.json", nested_objects(100'000));
+  CliRun schema = weft("block create --db b.db alice s --schema @deep_schema.json 2>&1", dir());
+  EXPECT_EQ(schema.exit_code, 2);
+  EXPECT_NE(schema.out.find("block schema: JSON nested deeper than 64 levels"), std::string::npos)
+      << schema.out;
+  // An argument is at most 128 KiB: 1,000 levels.
+  write_file(dir() / "deep_meta.json", nested_objects(1000));
+  CliRun meta =
+      weft("block create --db b.db alice m --metadata \"$(cat deep_meta.json)\" 2>&1", dir());
+  EXPECT_EQ(meta.exit_code, 2);
+  EXPECT_NE(meta.out.find("block metadata: JSON nested deeper than 64 levels"), std::string::npos)
+      << meta.out.substr(0, 500);
+  // Loro JSON updates: a value may nest 256 levels, so the text may nest 263.
+  write_file(dir() / "deep.json", std::string(150'000, '[') + std::string(150'000, ']'));
+  CliRun loro = weft("loro merge deep.json 2>&1", dir());
+  EXPECT_EQ(loro.exit_code, 5);
+  EXPECT_NE(loro.out.find("JSON nested deeper than 263 levels"), std::string::npos) << loro.out;
 }
 
 }  // namespace

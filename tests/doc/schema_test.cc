@@ -203,6 +203,31 @@ TEST(SchemaJsonTest, ReportsEveryProblemAtOnce) {
   EXPECT_NE(m2.find("fields[1] ('a'): duplicate"), std::string::npos) << m2;
 }
 
+TEST(SchemaJsonTest, DeepTextIsRefusedBeforeParsingAndSchemasNestEightDeep) {
+  std::string deep;
+  for (int i = 0; i < 100'000; ++i) deep += R"({"type":"list","item_schema":)";
+  deep += R"("text")" + std::string(100'000, '}');
+  auto s = schema_from_json(deep);
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("block schema: JSON nested deeper than 64 levels"),
+            std::string_view::npos)
+      << s.status();
+  // Within the text limit, the schema's own nesting limit speaks.
+  std::string nine;
+  for (int i = 0; i < 10; ++i) nine += R"({"type":"list","item_schema":)";
+  nine += R"("text")" + std::string(10, '}');
+  auto n = schema_from_json(nine);
+  EXPECT_NE(n.status().message().find("schemas nest at most 8 deep"), std::string_view::npos)
+      << n.status();
+  // A default may be any JSON within the limit (three levels go to the schema).
+  auto list_default = [](size_t levels) {
+    return R"({"type":"map","fields":[{"name":"l","type":"list","default":)" +
+           std::string(levels, '[') + std::string(levels, ']') + "}]}";
+  };
+  EXPECT_TRUE(schema_from_json(list_default(61)).ok());
+  EXPECT_FALSE(schema_from_json(list_default(62)).ok());
+}
+
 TEST(SchemaJsonTest, ValidTimestampsAccepted) {
   for (const char* ts : {"2026-01-23", "2026-01-23T10:00Z", "2026-01-23T10:00:00.123+02:00"}) {
     EXPECT_TRUE(check_field_value(FieldType::kTimestamp, json(ts)).ok()) << ts;

@@ -138,6 +138,12 @@ TEST(SnapshotRecord, JsonRoundTrip) {
   EXPECT_EQ(snapshot_from_json("{\"snapshot_id\":1}").status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(snapshot_from_json("not json").status().code(), StatusCode::kInvalidArgument);
+  auto deep =
+      snapshot_from_json("{\"tag\":" + std::string(100'000, '[') + std::string(100'000, ']') + "}");
+  EXPECT_EQ(deep.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(deep.status().message().find("snapshot record: JSON nested deeper than 64 levels"),
+            std::string_view::npos)
+      << deep.status();
   EXPECT_EQ(parse_time("4052-01-01T00:15:00Z").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(parse_time("2026-13-01T00:00:00Z").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(parse_time("2026-11-26T01:02:03+02:00").status().code(), StatusCode::kInvalidArgument);

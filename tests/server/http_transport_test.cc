@@ -110,6 +110,21 @@ TEST_F(HttpTransportTest, ForeignOriginsAreForbidden) {
   EXPECT_FALSE(is_local_origin("http://127.0.0.1:80x"));
 }
 
+TEST_F(HttpTransportTest, DeeplyNestedBodiesGet400WithoutASession) {
+  std::string objects;
+  for (int i = 0; i < 100'000; ++i) objects += R"({"a":)";
+  objects += "1" + std::string(100'000, '}');
+  for (const std::string& body : {objects, std::string(150'000, '[') + std::string(150'000, ']')}) {
+    Reply reply = send(http::verb::post, body);
+    EXPECT_EQ(reply.status, 400);
+    Json error = Json::parse(reply.body);
+    EXPECT_EQ(error["error"]["code"], rpc::kInvalidRequest);
+    EXPECT_NE(error["error"]["message"].get<std::string>().find("nested deeper than 64 levels"),
+              std::string::npos);
+  }
+  EXPECT_EQ(send(http::verb::post, kInit).status, 200);  // still serving
+}
+
 TEST_F(HttpTransportTest, ToolCallsStreamProgressOverSse) {
   Reply init = send(http::verb::post, kInit);
   std::thread canceller([this, session = init.session] {

@@ -68,6 +68,29 @@ TEST(JsonRpcTest, OversizeMessagesAreRefusedUnparsed) {
             std::string::npos);
 }
 
+// A request whose params nest `depth` arrays deep.
+std::string nested_request(size_t depth) {
+  return R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":)" + std::string(depth, '[') +
+         std::string(depth, ']') + "}}";
+}
+
+TEST(JsonRpcTest, DeeplyNestedMessagesAreRefusedUnparsed) {
+  // The envelope and params take two levels: 62 arrays inside reach 64.
+  auto at_limit = parse_input(nested_request(62));
+  ASSERT_EQ(at_limit.items.size(), 1u);
+  EXPECT_TRUE(at_limit.items[0].message);
+  auto over = parse_input(nested_request(63));
+  ASSERT_EQ(over.items.size(), 1u);
+  EXPECT_EQ(error_code(over.items[0]), rpc::kInvalidRequest);
+  EXPECT_EQ((*over.items[0].error_response)["error"]["message"],
+            "Invalid Request: JSON nested deeper than 64 levels (at byte 116)");
+  EXPECT_TRUE((*over.items[0].error_response)["id"].is_null());
+  EXPECT_EQ(error_code(parse_input(nested_request(150'000)).items[0]), rpc::kInvalidRequest);
+  EXPECT_TRUE(parse_input(nested_request(5), kDefaultMaxMessageBytes, 7).items[0].message);
+  EXPECT_EQ(error_code(parse_input(nested_request(6), kDefaultMaxMessageBytes, 7).items[0]),
+            rpc::kInvalidRequest);
+}
+
 TEST(JsonRpcTest, BatchesAreSplitAndEmptyBatchIsInvalid) {
   auto batch = parse_input(R"([{"jsonrpc":"2.0","id":1,"method":"a"},{"bad":1}])");
   EXPECT_TRUE(batch.is_batch);

@@ -72,6 +72,19 @@ TEST_F(McpServerTest, InitializeEchoesKnownVersionsAndAnswersUnknownWithNewest) 
             rpc::kInvalidParams);
 }
 
+TEST_F(McpServerTest, DeeplyNestedMessagesGetInvalidRequestNotACrash) {
+  std::string objects = R"({"jsonrpc":"2.0","id":9,"method":"ping","params":)";
+  for (int i = 0; i < 100'000; ++i) objects += R"({"a":)";
+  objects += "1" + std::string(100'000, '}') + "}";
+  Json r = send(objects);
+  EXPECT_EQ(r["error"]["code"], rpc::kInvalidRequest);
+  EXPECT_NE(r["error"]["message"].get<std::string>().find("nested deeper than 64 levels"),
+            std::string::npos);
+  Json arrays = send(std::string(150'000, '[') + std::string(150'000, ']'));
+  EXPECT_EQ(arrays["error"]["code"], rpc::kInvalidRequest);
+  EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":"p","method":"ping"})")["result"], Json::object());
+}
+
 TEST_F(McpServerTest, PingAndUnknownMethods) {
   EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":"p","method":"ping"})")["result"], Json::object());
   Json r = send(R"({"jsonrpc":"2.0","id":3,"method":"no/such"})");

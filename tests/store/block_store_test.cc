@@ -98,6 +98,42 @@ TEST_F(BlockStoreTest, BadInputRejected) {
   EXPECT_EQ(store_->create_block(b).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST_F(BlockStoreTest, DeepMetadataIsRefusedAndADeepStoredRowIsCorrupt) {
+  NewBlock b;
+  b.agent_id = "ada";
+  b.label = "x";
+  b.metadata_json = R"({"a":)" + std::string(64, '[') + std::string(64, ']') + "}";
+  auto refused = store_->create_block(b);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("block metadata: JSON nested deeper than 64 levels"),
+            std::string_view::npos)
+      << refused.status();
+  b.metadata_json = R"({"a":)" + std::string(63, '[') + std::string(63, ']') + "}";
+  auto created = store_->create_block(b);
+  ASSERT_TRUE(created.ok()) << created.status();
+  BlockPatch deeper;
+  deeper.metadata_json = "{\"b\":" + std::string(150'000, '[') + std::string(150'000, ']') + "}";
+  EXPECT_EQ(store_->update_block(created->id, deeper).status().code(),
+            StatusCode::kInvalidArgument);
+
+  // Written behind weft's back: reading the row reports it, listing skips it.
+  make("ada", "fine");
+  std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  raw_sql("UPDATE blocks SET metadata_json = '" + deep + "' WHERE label = 'x'");
+  auto got = store_->get_block("ada", "x");
+  EXPECT_EQ(got.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(got.status().message().find("corrupt row: metadata_json: JSON nested deeper"),
+            std::string_view::npos)
+      << got.status();
+  auto list = store_->list_blocks();
+  ASSERT_TRUE(list.ok()) << list.status();
+  ASSERT_EQ(list->blocks.size(), 1u);
+  EXPECT_EQ(list->blocks[0].label, "fine");
+  ASSERT_EQ(list->problems.size(), 1u);
+  raw_sql("UPDATE blocks SET metadata_json = '{}', schema_json = '" + deep + "' WHERE label = 'x'");
+  EXPECT_EQ(store_->get_block("ada", "x").status().code(), StatusCode::kDataLoss);
+}
+
 TEST_F(BlockStoreTest, NotFoundListsKnownLabels) {
   make("ada", "alpha");
   make("ada", "beta");

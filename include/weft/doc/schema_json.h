@@ -31,7 +31,8 @@ nlohmann::json schema_to_json_value(const BlockSchema& schema);
 std::string schema_to_json(const BlockSchema& schema);
 
 // Parses and validates. Errors: kInvalidArgument with one line per problem,
-// e.g. "schema.fields[1] ('count'): default \"x\" is not a number".
+// e.g. "schema.fields[1] ('count'): default \"x\" is not a number". Text
+// nesting deeper than kMaxJsonDepth is refused before it is parsed.
 Result<BlockSchema> schema_from_json(std::string_view json_text);
 Result<BlockSchema> schema_from_json_value(const nlohmann::json& value);
 

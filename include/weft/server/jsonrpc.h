@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "weft/base/json_depth.h"
+
 namespace weft::server {
 
 using Json = nlohmann::json;
@@ -72,10 +74,16 @@ struct ParsedInput {
 };
 
 // Parses `text` (one stdio line or one HTTP body). Never fails: bad input is
-// reported through Incoming::error_response. Texts longer than
-// `max_bytes` get -32600 without being parsed. An empty batch is one
-// -32600 item with is_batch false (JSON-RPC answers it with a single error).
-ParsedInput parse_input(std::string_view text, size_t max_bytes = kDefaultMaxMessageBytes);
+// reported through Incoming::error_response. Texts longer than `max_bytes`,
+// or nesting deeper than `max_depth` levels, get -32600 without being parsed
+// ("Invalid Request: JSON nested deeper than 64 levels (at byte N)"). An
+// empty batch is one -32600 item with is_batch false (JSON-RPC answers it
+// with a single error).
+ParsedInput parse_input(std::string_view text, size_t max_bytes = kDefaultMaxMessageBytes,
+                        size_t max_depth = kMaxJsonDepth);
+
+// The -32600 error (id null) for a message of `bytes` over `max_bytes`.
+Json make_oversize_error(size_t bytes, size_t max_bytes);
 
 // Validates one already-decoded JSON value as a message.
 Incoming classify_message(const Json& value);

@@ -173,7 +173,7 @@ class BlockStore {
 
   // Creates a block. Errors: kAlreadyExists when the agent has a live block
   // with that label; kInvalidArgument for an empty agent or label, or
-  // metadata that is not a JSON object.
+  // metadata that is not a JSON object or nests deeper than kMaxJsonDepth.
   Result<BlockInfo> create_block(const NewBlock& block);
 
   // The live block `label` of `agent_id`. Errors: kNotFound (the message
@@ -184,7 +184,8 @@ class BlockStore {
 
   Result<BlockList> list_blocks(const BlockFilter& filter = {});
 
-  // Errors: kNotFound; kInvalidArgument for metadata that is not an object.
+  // Errors: kNotFound; kInvalidArgument for metadata that is not an object
+  // or nests deeper than kMaxJsonDepth.
   Result<BlockInfo> update_block(std::string_view id, const BlockPatch& patch);
 
   // Appends one update blob and records `version` as the persisted version,
