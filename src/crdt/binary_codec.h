@@ -130,8 +130,9 @@ struct DecodedTables {
 
 // Appends a tagged value (container values become indexes into `t`).
 void write_value(std::string& out, const Value& v, BinaryTables& t);
-// Reads a tagged value; `depth` > 0 forbids container references.
-Result<Value> read_value(ByteReader& r, const std::vector<ContainerId>& cids, int depth);
+// Reads a tagged value; a container reference only at the top and when
+// `allow_container`. Lists and maps deeper than kMaxValueDepth are corrupt.
+Result<Value> read_value(ByteReader& r, const std::vector<ContainerId>& cids, bool allow_container);
 
 // Checks that an op of `kind` may target container `cid` (kUnimplemented for
 // container types weft lacks, kDataLoss otherwise).

@@ -198,9 +198,16 @@ void write_value(std::string& o, const Value& v, BinaryTables& t) {
   }
 }
 
-Result<Value> read_value(ByteReader& r, const std::vector<ContainerId>& cids, int depth) {
-  if (depth > 64) return corrupt("values nested too deeply");
+namespace {
+
+// `depth`: the lists and maps around the value being read.
+Result<Value> read_value_at(ByteReader& r, const std::vector<ContainerId>& cids,
+                            bool allow_container, size_t depth) {
   WEFT_ASSIGN_OR_RETURN(uint8_t tag, r.read_u8());
+  if ((tag == kTagList || tag == kTagMap) && depth >= kMaxValueDepth) {
+    return corrupt("a value nests lists and maps deeper than " + std::to_string(kMaxValueDepth) +
+                   " levels");
+  }
   switch (tag) {
     case kTagNull:
       return Value();
@@ -233,7 +240,7 @@ Result<Value> read_value(ByteReader& r, const std::vector<ContainerId>& cids, in
       ValueList l;
       l.reserve(n);
       for (uint64_t i = 0; i < n; ++i) {
-        WEFT_ASSIGN_OR_RETURN(Value e, read_value(r, cids, depth + 1));
+        WEFT_ASSIGN_OR_RETURN(Value e, read_value_at(r, cids, false, depth + 1));
         l.push_back(std::move(e));
       }
       return Value(std::move(l));
@@ -244,13 +251,13 @@ Result<Value> read_value(ByteReader& r, const std::vector<ContainerId>& cids, in
       for (uint64_t i = 0; i < n; ++i) {
         WEFT_ASSIGN_OR_RETURN(std::string_view k, r.read_bytes());
         if (!is_valid_utf8(k)) return corrupt("invalid UTF-8 in a map key");
-        WEFT_ASSIGN_OR_RETURN(Value e, read_value(r, cids, depth + 1));
+        WEFT_ASSIGN_OR_RETURN(Value e, read_value_at(r, cids, false, depth + 1));
         m.emplace(std::string(k), std::move(e));
       }
       return Value(std::move(m));
     }
     case kTagContainer: {
-      if (depth > 0) return corrupt("a container reference nested inside a value");
+      if (!allow_container) return corrupt("a container reference nested inside a value");
       WEFT_ASSIGN_OR_RETURN(uint64_t i, r.read_uvarint());
       if (i >= cids.size()) return corrupt("container index out of range");
       return Value(cids[i]);
@@ -258,6 +265,13 @@ Result<Value> read_value(ByteReader& r, const std::vector<ContainerId>& cids, in
     default:
       return corrupt("unknown value tag");
   }
+}
+
+}  // namespace
+
+Result<Value> read_value(ByteReader& r, const std::vector<ContainerId>& cids,
+                         bool allow_container) {
+  return read_value_at(r, cids, allow_container, 0);
 }
 
 Status check_op_target(OpKind kind, const ContainerId& cid) {

@@ -286,7 +286,7 @@ int64_t ColumnReader::rare_op(Op& op, PeerId author, Status& err) {
       std::vector<Value>& values = op.mutable_values();
       values.reserve(n);
       for (uint64_t x = 0; x < n; ++x) {
-        Result<Value> v = read_value(values_, t_.cids, 0);
+        Result<Value> v = read_value(values_, t_.cids, true);
         if (!v.ok()) {
           err = v.status();
           return 0;
@@ -311,7 +311,7 @@ int64_t ColumnReader::rare_op(Op& op, PeerId author, Status& err) {
       }
       op.len = static_cast<int32_t>(end);
       Result<std::string> k = key();
-      Result<Value> v = k.ok() ? read_value(values_, t_.cids, 1) : Result<Value>(k.status());
+      Result<Value> v = k.ok() ? read_value(values_, t_.cids, false) : Result<Value>(k.status());
       if (!v.ok()) {
         err = v.status();
         return 0;
@@ -340,7 +340,7 @@ int64_t ColumnReader::rare_op(Op& op, PeerId author, Status& err) {
       }
       op.set_key(std::move(*k));
       if (op.kind == OpKind::kMapSet) {
-        Result<Value> v = read_value(values_, t_.cids, 0);
+        Result<Value> v = read_value(values_, t_.cids, true);
         if (!v.ok()) {
           err = v.status();
           return 0;

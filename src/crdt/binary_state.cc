@@ -86,7 +86,7 @@ Result<SnapshotState> read_state_section(ByteReader& r, const DecodedTables& t,
         WEFT_ASSIGN_OR_RETURN(uint64_t len, r.read_count(r.remaining(), "list state length"));
         e.list.reserve(len);
         for (uint64_t k = 0; k < len; ++k) {
-          WEFT_ASSIGN_OR_RETURN(Value v, read_value(r, t.cids, 0));
+          WEFT_ASSIGN_OR_RETURN(Value v, read_value(r, t.cids, true));
           if (v.is_container() && v.as_container().is_root()) {
             return corrupt("a root container inside a list state");
           }
@@ -109,7 +109,7 @@ Result<SnapshotState> read_state_section(ByteReader& r, const DecodedTables& t,
           WEFT_ASSIGN_OR_RETURN(uint8_t present, r.read_u8());
           if (present > 1) return corrupt("bad map state flag");
           if (present) {
-            WEFT_ASSIGN_OR_RETURN(Value v, read_value(r, t.cids, 0));
+            WEFT_ASSIGN_OR_RETURN(Value v, read_value(r, t.cids, true));
             if (v.is_container() && v.as_container().is_root()) {
               return corrupt("a root container inside a map state");
             }

@@ -44,7 +44,7 @@ Status V1Reader::op_fields(Op& op, PeerId author, Counter next) {
       WEFT_ASSIGN_OR_RETURN(uint64_t n, r.read_count(r.remaining(), "value count"));
       if (n == 0) return corrupt("empty list insert");
       for (uint64_t x = 0; x < n; ++x) {
-        WEFT_ASSIGN_OR_RETURN(Value v, read_value(r, t.cids, 0));
+        WEFT_ASSIGN_OR_RETURN(Value v, read_value(r, t.cids, true));
         if (v.is_container() && (v.as_container().is_root() ||
                                  !(v.as_container().id() == ID{author, next + Counter(x)}))) {
           return corrupt("a container value does not match its op id");
@@ -70,7 +70,7 @@ Status V1Reader::op_fields(Op& op, PeerId author, Counter next) {
       WEFT_ASSIGN_OR_RETURN(std::string_view key, r.read_bytes());
       if (!is_valid_utf8(key)) return corrupt("bad style key");
       op.set_key(std::string(key));
-      WEFT_ASSIGN_OR_RETURN(Value v, read_value(r, t.cids, 1));
+      WEFT_ASSIGN_OR_RETURN(Value v, read_value(r, t.cids, false));
       op.set_value(std::move(v));
       WEFT_ASSIGN_OR_RETURN(op.info, r.read_u8());
       return Status();
@@ -85,7 +85,7 @@ Status V1Reader::op_fields(Op& op, PeerId author, Counter next) {
       if (!is_valid_utf8(key)) return corrupt("bad map key");
       op.set_key(std::string(key));
       if (op.kind == OpKind::kMapSet) {
-        WEFT_ASSIGN_OR_RETURN(Value v, read_value(r, t.cids, 0));
+        WEFT_ASSIGN_OR_RETURN(Value v, read_value(r, t.cids, true));
         if (v.is_container() &&
             (v.as_container().is_root() || !(v.as_container().id() == ID{author, next}))) {
           return corrupt("a container value does not match its op id");

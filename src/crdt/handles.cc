@@ -64,17 +64,28 @@ Counter next_counter(const DocCore& core) {
   return core.txn_open() ? core.txn_start + core.txn_len : core.oplog_vv.get(core.self);
 }
 
-bool holds_container(const Value& v) {
-  if (v.is_container()) return true;
-  if (v.kind() == Value::Kind::kList) {
-    for (const auto& e : v.as_list())
-      if (holds_container(e)) return true;
+// OK when `v` can be stored as a plain value: no container reference in it
+// (`container_error` otherwise), and lists and maps nested at most
+// kMaxValueDepth deep, which the importers would refuse. `depth`: the lists
+// and maps around `v`.
+Status check_plain_value(const Value& v, std::string_view container_error, size_t depth = 0) {
+  if (v.is_container()) return invalid_argument(container_error);
+  const bool list = v.kind() == Value::Kind::kList;
+  if (!list && v.kind() != Value::Kind::kMap) return Status();
+  if (depth >= kMaxValueDepth) {
+    return invalid_argument("value nested deeper than " + std::to_string(kMaxValueDepth) +
+                            " levels");
   }
-  if (v.kind() == Value::Kind::kMap) {
-    for (const auto& [k, e] : v.as_map())
-      if (holds_container(e)) return true;
+  if (list) {
+    for (const auto& e : v.as_list()) {
+      WEFT_RETURN_IF_ERROR(check_plain_value(e, container_error, depth + 1));
+    }
+  } else {
+    for (const auto& [k, e] : v.as_map()) {
+      WEFT_RETURN_IF_ERROR(check_plain_value(e, container_error, depth + 1));
+    }
   }
-  return false;
+  return Status();
 }
 
 // Deletes unicode units [from, to) of a text or list, right to left so that
@@ -294,7 +305,7 @@ Status TextRef::mark(size_t start, size_t end, std::string_view key, const Value
   if (!core_) return gone();
   core_->flush_typing();
   if (start >= end) return invalid_argument("mark needs start < end");
-  if (holds_container(value)) return invalid_argument("a style value cannot hold a container");
+  WEFT_RETURN_IF_ERROR(check_plain_value(value, "a style value cannot hold a container"));
   const uint32_t idx = doc_index();
   auto& cs = core_->container_state(*core_->state, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
@@ -370,9 +381,8 @@ Result<size_t> TextRef::convert_pos(size_t pos, PosUnit from, PosUnit to) const 
 Status ListRef::insert(size_t index, const Value& value) {
   if (!core_) return gone();
   core_->flush_typing();
-  if (holds_container(value)) {
-    return invalid_argument("list values cannot hold container references; use insert_container");
-  }
+  WEFT_RETURN_IF_ERROR(check_plain_value(
+      value, "list values cannot hold container references; use insert_container"));
   const uint32_t idx = doc_index();
   auto& cs = core_->container_state(*core_->state, idx);
   WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
@@ -454,9 +464,8 @@ ValueList ListRef::values() const {
 Status MapRef::set(std::string_view key, const Value& value) {
   if (!core_) return gone();
   core_->flush_typing();
-  if (holds_container(value)) {
-    return invalid_argument("map values cannot hold container references; use set_container");
-  }
+  WEFT_RETURN_IF_ERROR(
+      check_plain_value(value, "map values cannot hold container references; use set_container"));
   WEFT_RETURN_IF_ERROR(validate_utf8(key));
   const uint32_t idx = doc_index();
   core_->container_state(*core_->state, idx);

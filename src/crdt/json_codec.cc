@@ -4,6 +4,7 @@
 
 #include "crdt/core.h"
 #include "crdt/json_value.h"
+#include "weft/base/json_depth.h"
 #include "weft/base/utf.h"
 
 namespace weft::crdt::detail {
@@ -197,6 +198,11 @@ Status read_op(const Ctx& ctx, DocCore& core, const json& j, PeerId author, Op& 
 }  // namespace
 
 Result<std::vector<Change>> DocCore::decode_json(std::string_view text) {
+  // A value sits at most 7 levels down (top object, changes, change, ops, op,
+  // content, a list insert's value array), and nests kMaxValueDepth itself.
+  constexpr size_t kEnvelopeDepth = 7;
+  WEFT_RETURN_IF_ERROR(
+      check_json_depth(text, kEnvelopeDepth + kMaxValueDepth).with_context("Loro JSON updates"));
   json root = json::parse(text, nullptr, false);
   if (root.is_discarded()) return invalid_argument("malformed JSON (not Loro JSON updates)");
   Ctx ctx;

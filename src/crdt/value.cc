@@ -3,24 +3,23 @@
 #include <cstdio>
 
 #include "crdt/json_value.h"
+#include "weft/base/json_depth.h"
 
 namespace weft::crdt {
 namespace detail {
 
-namespace {
-constexpr int kMaxValueDepth = 256;  // deeper values are refused, not recursed into
-}  // namespace
-
 Result<Value> value_from_json_at(const nlohmann::json& j, const std::vector<PeerId>* peer_table,
-                                 int depth);
+                                 size_t depth);
 
 Result<Value> value_from_json(const nlohmann::json& j, const std::vector<PeerId>* peer_table) {
   return value_from_json_at(j, peer_table, 0);
 }
 
+// `depth`: the lists and maps around `j`. Deeper values are refused, not
+// recursed into.
 Result<Value> value_from_json_at(const nlohmann::json& j, const std::vector<PeerId>* peer_table,
-                                 int depth) {
-  if (depth > kMaxValueDepth) {
+                                 size_t depth) {
+  if (j.is_structured() && depth >= kMaxValueDepth) {
     return invalid_argument("value nested deeper than " + std::to_string(kMaxValueDepth) +
                             " levels");
   }
@@ -187,6 +186,7 @@ std::string Value::to_json_string() const {
 }
 
 Result<Value> Value::from_json_string(std::string_view json) {
+  WEFT_RETURN_IF_ERROR(check_json_depth(json, kMaxValueDepth));
   nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
   if (j.is_discarded()) return invalid_argument("malformed JSON value");
   return detail::value_from_json(j, nullptr);

@@ -372,6 +372,55 @@ TEST(DocTest, DeeplyNestedValueIsRefused) {
   EXPECT_EQ(d.to_json_string(), "{}");
 }
 
+// `levels` lists, one inside the other, around the number 1.
+Value nested_lists(size_t levels) {
+  Value v(1);
+  for (size_t i = 0; i < levels; ++i) v = Value(ValueList{std::move(v)});
+  return v;
+}
+
+std::string map_insert_update(const std::string& value_json) {
+  return "{\"schema_version\":1,\"peers\":[\"5\"],\"changes\":[{\"id\":\"0@0\",\"timestamp\":0,"
+         "\"deps\":[],\"lamport\":0,\"msg\":null,\"ops\":[{\"container\":\"cid:root-m:Map\","
+         "\"content\":{\"type\":\"insert\",\"key\":\"k\",\"value\":" +
+         value_json + "},\"counter\":0}]}]}";
+}
+
+// Every way in takes values up to kMaxValueDepth levels and refuses deeper
+// ones, so a doc never holds a value its own snapshot cannot give back.
+TEST(DocTest, ValuesNestUpToTheLimitAndRoundTripThroughEveryFormat) {
+  const std::string deepest = nested_lists(kMaxValueDepth).to_json_string();
+  const std::string too_deep = nested_lists(kMaxValueDepth + 1).to_json_string();
+  Doc from_json(1);
+  ASSERT_TRUE(from_json.import(map_insert_update(deepest)).ok());
+  Doc from_handle(2);
+  ASSERT_TRUE(from_handle.get_map("m").set("k", nested_lists(kMaxValueDepth)).ok());
+  ASSERT_TRUE(from_handle.commit().ok());
+  for (Doc* d : {&from_json, &from_handle}) {
+    for (const std::string& data : {d->export_snapshot(), d->export_updates()}) {
+      Doc again(3);
+      ASSERT_TRUE(again.import(data).ok());
+      EXPECT_EQ(again.to_json_string(), d->to_json_string());
+    }
+  }
+  EXPECT_EQ(from_json.to_json_string(), "{\"m\":{\"k\":" + deepest + "}}");
+
+  Doc refused(4);
+  auto imported = refused.import(map_insert_update(too_deep));
+  EXPECT_FALSE(imported.ok());
+  EXPECT_NE(imported.status().message().find("nested deeper than 256 levels"),
+            std::string_view::npos)
+      << imported.status();
+  Status set = refused.get_map("m").set("k", nested_lists(kMaxValueDepth + 1));
+  EXPECT_EQ(set.code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(refused.get_list("l").push(nested_lists(kMaxValueDepth + 1)).ok());
+  EXPECT_EQ(refused.to_json_string(), "{\"l\":[],\"m\":{}}");  // nothing stored
+
+  EXPECT_TRUE(Value::from_json_string(deepest).ok());
+  EXPECT_FALSE(Value::from_json_string(too_deep).ok());
+  EXPECT_FALSE(Value::from_json_string(std::string(150'000, '[')).ok());
+}
+
 TEST(DocTest, ContainerIdsAndValues) {
   auto c = ContainerId::parse("cid:root-a:b:Text");
   ASSERT_TRUE(c.ok());

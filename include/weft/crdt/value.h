@@ -18,6 +18,13 @@
 namespace weft::crdt {
 
 class Value;
+
+// Lists and maps in a value nest at most this many levels (a list at the top
+// is level 1). Every way in refuses deeper values (the JSON and binary
+// importers, and the handles' set/insert/mark), so whatever a doc holds
+// exports and imports again, and code walking a value recurses boundedly.
+inline constexpr size_t kMaxValueDepth = 256;
+
 using ValueList = std::vector<Value>;
 using ValueMap = std::map<std::string, Value>;  // sorted by key (byte order)
 struct Binary {
@@ -63,7 +70,8 @@ class Value {
   // NaN/Inf as null, a container as "🦜:cid:..." (the Loro convention).
   std::string to_json_string() const;
   // Parses JSON: integer literals become i64, others f64; "🦜:cid:..." strings
-  // become container references. Errors: kInvalidArgument for malformed JSON.
+  // become container references. Errors: kInvalidArgument for malformed JSON
+  // or lists and maps nested deeper than kMaxValueDepth.
   static Result<Value> from_json_string(std::string_view json);
 
   friend bool operator==(const Value&, const Value&) = default;
