@@ -167,10 +167,7 @@ Status serve_stdio(McpServer& server, int in_fd, int out_fd, StdioOptions option
       if (nl == std::string_view::npos) break;
       chunk.remove_prefix(nl + 1);
       if (discarding) {
-        out.write(make_error(nullptr, rpc::kInvalidRequest,
-                             "Invalid Request: message of " + std::to_string(discarded) +
-                                 " bytes exceeds the limit of " + std::to_string(limit) +
-                                 " bytes"));
+        out.write(make_oversize_error(discarded, limit));
         discarding = false;
       } else {
         handle_line(line, server, session, pool, out);
@@ -178,7 +175,12 @@ Status serve_stdio(McpServer& server, int in_fd, int out_fd, StdioOptions option
       line.clear();
     }
   }
-  if (!discarding && !line.empty()) handle_line(line, server, session, pool, out);
+  // A last line without its newline is answered like any other line.
+  if (discarding) {
+    out.write(make_oversize_error(discarded, limit));
+  } else if (!line.empty()) {
+    handle_line(line, server, session, pool, out);
+  }
   pool.finish();
   if (status.ok() && out.failed()) status = unavailable("writing stdout failed (client gone?)");
   return status;

@@ -130,6 +130,30 @@ TEST_F(StdioTest, ManyParallelRequestsAllGetWholeLines) {
   EXPECT_TRUE(done_.get().ok());
 }
 
+TEST_F(StdioTest, OversizeLastLineWithoutNewlineIsAnswered) {
+  write_line(R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  EXPECT_EQ(read_message()["id"], 1);
+  write_raw(std::string(100'000, 'x'));  // no newline: EOF ends it
+  close_input();
+  Json error = read_message();
+  EXPECT_EQ(error["error"]["code"], rpc::kInvalidRequest);
+  EXPECT_EQ(error["error"]["message"],
+            "Invalid Request: message of 100000 bytes exceeds the limit of 4096 bytes");
+  EXPECT_TRUE(error["id"].is_null());
+  EXPECT_TRUE(done_.get().ok());
+  EXPECT_TRUE(read_message().is_null());
+}
+
+TEST_F(StdioTest, DeeplyNestedLinesAreRefusedAndTheServerGoesOn) {
+  write_line(std::string(2000, '[') + std::string(2000, ']'));
+  Json error = read_message();
+  EXPECT_EQ(error["error"]["code"], rpc::kInvalidRequest);
+  EXPECT_NE(error["error"]["message"].get<std::string>().find("nested deeper than 64 levels"),
+            std::string::npos);
+  write_line(R"({"jsonrpc":"2.0","id":"after","method":"ping"})");
+  EXPECT_EQ(read_message()["id"], "after");
+}
+
 TEST_F(StdioTest, EofWithoutTrailingNewlineStillAnswers) {
   write_raw(R"({"jsonrpc":"2.0","id":5,"method":"ping"})");
   close_input();
