@@ -1,26 +1,36 @@
 // JSON nesting-depth pre-scan (see include/weft/base/json_depth.h).
 #include "weft/base/json_depth.h"
 
+#include <cstring>
 #include <string>
 
 namespace weft {
 
+namespace {
+
+// The index of the quote that closes the string opened just before `from`,
+// or text.size() when it never closes. A quote after an odd run of
+// backslashes is escaped. memchr keeps long strings (file contents) fast.
+size_t string_end(std::string_view text, size_t from) {
+  for (;;) {
+    const void* hit = std::memchr(text.data() + from, '"', text.size() - from);
+    if (!hit) return text.size();
+    size_t quote = static_cast<size_t>(static_cast<const char*>(hit) - text.data());
+    size_t backslashes = 0;
+    while (text[quote - 1 - backslashes] == '\\') ++backslashes;  // stops at the opening quote
+    if (backslashes % 2 == 0) return quote;
+    from = quote + 1;
+  }
+}
+
+}  // namespace
+
 Status check_json_depth(std::string_view text, size_t max_depth) {
   size_t depth = 0;
-  bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;  // the escaped character cannot end the string
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    switch (c) {
+    switch (text[i]) {
       case '"':
-        in_string = true;
+        i = string_end(text, i + 1);
         break;
       case '[':
       case '{':
