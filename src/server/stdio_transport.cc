@@ -47,18 +47,24 @@ class LineWriter {
   bool failed_ = false;
 };
 
-// A fixed pool running queued requests.
+// A fixed pool running queued requests. The queue is bounded: submit() waits
+// for a free slot, so a client that sends faster than the server answers is
+// slowed down by the pipe instead of growing the server's memory.
 class WorkerPool {
  public:
-  WorkerPool(size_t n, McpServer& server, Session& session, LineWriter& out)
-      : server_(server), session_(session), out_(out) {
+  WorkerPool(size_t n, size_t max_queued, McpServer& server, Session& session, LineWriter& out)
+      : max_queued_(std::max<size_t>(1, max_queued)),
+        server_(server),
+        session_(session),
+        out_(out) {
     for (size_t i = 0; i < std::max<size_t>(1, n); ++i) threads_.emplace_back([this] { run(); });
   }
   ~WorkerPool() { finish(); }
 
   void submit(Message message) {
     {
-      std::lock_guard lock(mu_);
+      std::unique_lock lock(mu_);
+      space_.wait(lock, [this] { return queue_.size() < max_queued_; });
       queue_.push_back(std::move(message));
     }
     cv_.notify_one();
@@ -87,16 +93,20 @@ class WorkerPool {
         message = std::move(queue_.front());
         queue_.pop_front();
       }
+      space_.notify_one();
+      if (out_.failed()) continue;  // the client is gone: nobody reads the answer
       auto reply = server_.handle_message(message, session_, related);
       if (reply) out_.write(*reply);
     }
   }
 
+  const size_t max_queued_;
   McpServer& server_;
   Session& session_;
   LineWriter& out_;
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;     // a message was queued, or closing
+  std::condition_variable space_;  // a slot in the queue freed up
   std::deque<Message> queue_;
   bool closing_ = false;
   std::vector<std::thread> threads_;
@@ -136,7 +146,7 @@ void handle_line(std::string_view line, McpServer& server, Session& session, Wor
 Status serve_stdio(McpServer& server, int in_fd, int out_fd, StdioOptions options) {
   LineWriter out(out_fd);
   Session session([&out](const Json& m) { out.write(m); });
-  WorkerPool pool(options.workers, server, session, out);
+  WorkerPool pool(options.workers, options.max_queued, server, session, out);
   const size_t limit = server.options().max_message_bytes;
   std::string line;
   bool discarding = false;  // inside an oversize line

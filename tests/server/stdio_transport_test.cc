@@ -3,7 +3,13 @@
 #include "weft/server/stdio_transport.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
 
 #include <future>
 #include <string>
@@ -127,6 +133,60 @@ TEST_F(StdioTest, ManyParallelRequestsAllGetWholeLines) {
     seen[id] = true;
   }
   for (bool s : seen) EXPECT_TRUE(s);
+  EXPECT_TRUE(done_.get().ok());
+}
+
+TEST_F(StdioTest, AFloodWaitsInThePipeWhileEveryWorkerIsBusy) {
+  // Four slow calls hold the four workers; then echo requests are written
+  // without blocking. The server queues a bounded number and stops reading,
+  // so the pipe fills long before the 8 MiB the client tries to send.
+  for (int i = 0; i < 4; ++i) {
+    write_line(R"({"jsonrpc":"2.0","id":"slow)" + std::to_string(i) +
+               R"(","method":"tools/call","params":{"name":"slow"}})");
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Lines of one length, each with its own id.
+  auto echo_line = [](size_t i) {
+    char id[16];
+    std::snprintf(id, sizeof id, "e%07zu", i);
+    return R"({"jsonrpc":"2.0","id":")" + std::string(id) +
+           R"(","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}})"
+           "\n";
+  };
+  const size_t line_size = echo_line(0).size();
+  const int flags = fcntl(in_[1], F_GETFL);
+  ASSERT_EQ(fcntl(in_[1], F_SETFL, flags | O_NONBLOCK), 0);
+  size_t written = 0;
+  bool blocked = false;
+  while (written < (8u << 20)) {
+    const std::string line = echo_line(written / line_size);
+    const size_t at = written % line_size;
+    ssize_t n = write(in_[1], line.data() + at, line_size - at);
+    if (n < 0 && errno == EAGAIN) {
+      // Full for now; the server has stopped reading if it stays full.
+      pollfd p{in_[1], POLLOUT, 0};
+      if (poll(&p, 1, 500) == 0) {
+        blocked = true;
+        break;
+      }
+      continue;
+    }
+    ASSERT_GT(n, 0);
+    written += static_cast<size_t>(n);
+  }
+  EXPECT_TRUE(blocked) << "the server read all " << written << " bytes while its workers were busy";
+  EXPECT_LT(written, 1u << 20);
+  ASSERT_EQ(fcntl(in_[1], F_SETFL, flags), 0);
+  if (written % line_size != 0) write_raw(echo_line(written / line_size).substr(written % line_size));
+  const size_t echoes = (written + line_size - 1) / line_size;
+  close_input();
+  size_t answered = 0;
+  for (size_t i = 0; i < echoes + 4; ++i) {
+    Json m = read_message();
+    EXPECT_TRUE(m.contains("result")) << m.dump();
+    answered += m.contains("result") && m["id"].get<std::string>()[0] == 'e';
+  }
+  EXPECT_EQ(answered, echoes);  // nothing was dropped: the flood only waited
   EXPECT_TRUE(done_.get().ok());
 }
 

@@ -6,7 +6,9 @@
 //
 // The output descriptor carries only protocol messages. A line longer than the
 // message limit is discarded as it streams in (memory stays bounded) and
-// answered with -32600.
+// answered with -32600. At most max_queued requests wait for a worker; then
+// the reader stops reading until one starts. Once stdout fails (the client is
+// gone), queued requests are dropped unrun.
 //
 // Thread safety: serve_stdio() owns its threads and returns after they end.
 #ifndef WEFT_SERVER_STDIO_TRANSPORT_H_
@@ -21,6 +23,9 @@ namespace weft::server {
 
 struct StdioOptions {
   size_t workers = 4;  // concurrent requests
+  // Requests read but not yet started; past it, stdin is not read until a
+  // worker frees a slot (the client's writes block: memory stays bounded).
+  size_t max_queued = 64;
 };
 
 // Serves `server` over `in_fd`/`out_fd` until end of input; waits for the
