@@ -24,6 +24,7 @@ bool nonempty_file(const std::string& path) {
 }  // namespace
 
 Status check_db_file(const std::string& path, bool read_only) {
+  if (path.empty() || path == ":memory:") return Status();  // SQLite's private databases
   Status kind = check_regular_file(path, "block database file");
   if (kind.code() == StatusCode::kNotFound) {
     if (!read_only) return Status();  // SQLite creates it

@@ -19,6 +19,7 @@ namespace weft::store {
 // FIFO, socket, device); kNotFound for a missing file when `read_only`, and for
 // an empty (0-byte) one; kDataLoss when the file is not an SQLite database.
 // A missing or empty file is fine when writable: it becomes a new database.
+// "" and ":memory:" (SQLite's private temporary databases) pass.
 Status check_db_file(const std::string& path, bool read_only);
 
 // After opening, with the file's user_version. kDataLoss for an SQLite
