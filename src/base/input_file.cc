@@ -21,23 +21,24 @@ Status errno_status(int err, const std::string& path) {
   return unavailable(msg);
 }
 
-// What a non-regular file is, for the message.
-const char* kind_of(mode_t mode) {
+Status check_mode(const struct stat& st, const std::string& path, std::string_view what) {
+  if (S_ISREG(st.st_mode)) return Status();
+  return invalid_argument(quoted(path) + " is " + file_kind_name(st.st_mode) + ", not a " +
+                          std::string(what));
+}
+
+}  // namespace
+
+const char* file_kind_name(unsigned mode) {
+  if (S_ISREG(mode)) return "a regular file";
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
   if (S_ISSOCK(mode)) return "a socket";
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
+  if (S_ISLNK(mode)) return "a symbolic link";
   return "not a regular file";
 }
-
-Status check_mode(const struct stat& st, const std::string& path, std::string_view what) {
-  if (S_ISREG(st.st_mode)) return Status();
-  return invalid_argument(quoted(path) + " is " + kind_of(st.st_mode) + ", not a " +
-                          std::string(what));
-}
-
-}  // namespace
 
 Status check_regular_file(const std::string& path, std::string_view what) {
   struct stat st;

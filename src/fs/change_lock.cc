@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "weft/base/hash.h"
 #include "weft/fs/state_dir.h"
@@ -149,7 +150,9 @@ Result<RootChangeLock> open_root_change_lock(std::string_view root,
     return Status();
   };
   if (state_dir) {
-    WEFT_RETURN_IF_ERROR(try_dir(*state_dir));
+    std::error_code ec;
+    std::string dir = std::filesystem::absolute(*state_dir, ec).string();
+    WEFT_RETURN_IF_ERROR(try_dir(ec ? *state_dir : dir));
     return out;
   }
   std::string r(root);

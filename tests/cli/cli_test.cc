@@ -211,8 +211,8 @@ TEST_F(CliTest, PathsThatAreNotRegularFilesAreRefusedWithoutHanging) {
       {"loro merge fifo", 2, "'fifo' is a FIFO (named pipe), not a Loro JSON or weft binary file"},
       {"loro merge ws", 2, "'ws' is a directory"},
       {"fs restore --root ws fifo", 2, "'fifo' is a FIFO (named pipe), not a snapshot record"},
-      {"fs ls --root fifo", 1, "fifo"},
-      {"mcp --root fifo", 1, "fifo"},
+      {"fs ls --root fifo", 1, "fifo' is a FIFO (named pipe), not a directory"},
+      {"mcp --root fifo", 1, "fifo' is a FIFO (named pipe), not a directory"},
   };
   for (const ExpectedRun& c : cases) {
     expect_run(c, weft("timeout 20 " + quote(WEFT_BIN) + " " + c.args + " </dev/null 2>&1", dir(),

@@ -257,6 +257,13 @@ TEST(StateDirTest, UnusableStateHomeFallsBackToTheRuntimeDirThenToNoLock) {
     EXPECT_FALSE(got->lock);
     EXPECT_NE(got->warning.find("only within this process"), std::string::npos) << got->warning;
   }
+  // A relative state directory is taken from the current directory.
+  auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  auto relative = open_root_change_lock(root, std::string("rel-state"));
+  std::filesystem::current_path(cwd);
+  ASSERT_TRUE(relative.ok()) << relative.status();
+  EXPECT_EQ(relative->dir, (dir.path() / "rel-state").string());
   // An explicit state directory that cannot be made is an error, not a fallback.
   auto explicit_dir = open_root_change_lock(root, (dir.path() / "file/state").string());
   ASSERT_FALSE(explicit_dir.ok());

@@ -23,6 +23,11 @@ namespace weft {
 // Bound on read_regular_file's default size.
 inline constexpr int64_t kMaxInputFileBytes = int64_t{1} << 30;
 
+// What a file of type `mode` (st_mode) is, for messages: "a directory", "a FIFO
+// (named pipe)", "a socket", "a character device", "a block device", "a regular
+// file" or "a symbolic link".
+const char* file_kind_name(unsigned mode);
+
 // OK when `path` is a regular file; `what` names what it should be
 // ("block database file").
 Status check_regular_file(const std::string& path, std::string_view what);
