@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/command_registry.h"
+#include "weft/base/input_file.h"
 #include "weft/doc/schema_json.h"
 #include "weft/store/memory_cache.h"
 
@@ -34,11 +35,9 @@ void add_common(CLI::App* cmd, Common& c, bool with_block) {
 Result<std::shared_ptr<store::BlockStore>> open_db(const std::string& path, bool read_only) {
   store::StoreOptions o;
   o.read_only = read_only;
-  if (read_only) {
-    std::ifstream probe(path);
-    if (!probe) return not_found("no block database at '" + path + "'");
-  }
-  WEFT_ASSIGN_OR_RETURN(auto s, store::BlockStore::open(path, o));
+  auto opened = store::BlockStore::open(path, o);
+  if (!opened.ok()) return opened.status().with_context("--db");
+  auto s = std::move(*opened);
   return std::shared_ptr<store::BlockStore>(std::move(s));
 }
 
@@ -228,11 +227,9 @@ void setup_history(CLI::App* block) {
 Result<std::string> schema_arg(const std::string& arg) {
   if (arg.empty()) return std::string(R"({"type":"text"})");
   if (arg[0] != '@') return arg;
-  std::ifstream in(arg.substr(1), std::ios::binary);
-  if (!in) return not_found("cannot read schema file '" + arg.substr(1) + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = read_regular_file(arg.substr(1), "schema file");
+  if (!text.ok()) return text.status().with_context("--schema");
+  return text;
 }
 
 void setup_create(CLI::App* block) {

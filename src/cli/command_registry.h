@@ -29,6 +29,12 @@ inline constexpr int kExitPermission = 4;
 inline constexpr int kExitBadData = 5;
 inline constexpr int kExitUnavailable = 6;
 
+// Help of the --state option of the commands that change a workspace.
+inline constexpr const char* kStateHelp =
+    "The workspace's state directory, holding the lock that keeps other weft processes on the "
+    "same root from overwriting this one's edits (default: $XDG_STATE_HOME/weft/<hash of the "
+    "root>, else ~/.local/state/weft/...). Processes sharing a root must use the same one";
+
 // Adds one top-level subcommand (and its children) to `app`.
 using CommandSetup = std::function<void(CLI::App& app)>;
 

@@ -4,21 +4,14 @@
 #include <sstream>
 
 #include "cli/command_registry.h"
+#include "weft/base/input_file.h"
 #include "weft/crdt/doc.h"
 
 namespace weft::cli {
 namespace {
 
-Result<std::string> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found("cannot open '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 bool load_into(crdt::Doc& doc, const std::string& path, size_t* bytes = nullptr) {
-  auto data = slurp(path);
+  auto data = read_regular_file(path, "weft document file");
   if (!data.ok()) {
     fail(data.status());
     return false;

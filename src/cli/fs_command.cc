@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "cli/command_registry.h"
+#include "weft/base/input_file.h"
+#include "weft/fs/change_lock.h"
 #include "weft/fs/filesystem.h"
 
 namespace weft::cli {
@@ -19,6 +21,7 @@ using namespace weft::fs;  // NOLINT: a CLI file over one layer
 struct Common {
   std::string root = ".";
   std::string git_dir;
+  std::string state;
   bool json = false;
   bool read_only = false;
 };
@@ -39,10 +42,22 @@ void emit(const json& j) {
 }
 
 // Opens the filesystem for a command; on error reports it and returns null.
-std::unique_ptr<Filesystem> open_fs(const Common& c) {
+// A command that `changes` the workspace takes the root's change lock.
+std::unique_ptr<Filesystem> open_fs(const Common& c, bool changes = false) {
   HostOptions o;
   o.read_only = c.read_only;
   if (!c.git_dir.empty()) o.git_dir = c.git_dir;
+  if (changes && !c.read_only) {
+    std::optional<std::string> state;
+    if (!c.state.empty()) state = c.state;
+    auto lock = open_root_change_lock(c.root, state);
+    if (!lock.ok()) {
+      fail(lock.status());
+      return nullptr;
+    }
+    if (!lock->warning.empty()) std::cerr << "weft fs: warning: " << lock->warning << "\n";
+    o.change_lock = std::move(lock->lock);
+  }
   auto fs = make_host_filesystem(c.root, o);
   if (!fs.ok()) {
     fail(fs.status());
@@ -68,6 +83,7 @@ CLI::App* sub(CLI::App* parent, const std::shared_ptr<Common>& c, const char* na
   cmd->add_flag("--json", c->json, "Print JSON instead of human-readable text");
   cmd->add_flag("--read-only", c->read_only, "Refuse every change");
   cmd->add_option("--git-dir", c->git_dir, "Snapshot store (default: under $XDG_STATE_HOME/weft)");
+  cmd->add_option("--state", c->state, kStateHelp);
   return cmd;
 }
 
@@ -253,7 +269,7 @@ void setup_writes(CLI::App* fs_cmd) {
     cmd->add_flag("--no-parents", a->no_parents, "Fail if the parent directory is missing");
     cmd->add_flag("--bytes", a->bytes, "Write raw bytes (no UTF-8 check)");
     cmd->callback([c, a] {
-      auto fs = open_fs(*c);
+      auto fs = open_fs(*c, /*changes=*/true);
       if (!fs) return;
       std::string content;
       if (a->content) {
@@ -286,7 +302,7 @@ void setup_writes(CLI::App* fs_cmd) {
     cmd->add_option("PATH", a->path)->required();
     cmd->add_flag("-r,--recursive", a->recursive, "Delete a directory and its contents");
     cmd->callback([c, a] {
-      auto fs = open_fs(*c);
+      auto fs = open_fs(*c, /*changes=*/true);
       if (fs && done(fs->remove(a->path, a->recursive)) && c->json) emit({{"deleted", a->path}});
     });
   }
@@ -302,7 +318,7 @@ void setup_writes(CLI::App* fs_cmd) {
     cmd->add_flag("--no-parents", a->no_parents, "Fail if the parent is missing");
     cmd->add_flag("--fail-if-exists", a->fail_if_exists, "Fail if the directory exists");
     cmd->callback([c, a] {
-      auto fs = open_fs(*c);
+      auto fs = open_fs(*c, /*changes=*/true);
       if (fs && done(fs->mkdir(a->path, !a->no_parents, !a->fail_if_exists)) && c->json) {
         emit({{"created", a->path}});
       }
@@ -321,7 +337,7 @@ void setup_writes(CLI::App* fs_cmd) {
     cmd->add_option("DEST", a->to)->required();
     cmd->add_flag("--overwrite", a->overwrite, "Replace an existing destination file");
     cmd->callback([c, a, is_move] {
-      auto fs = open_fs(*c);
+      auto fs = open_fs(*c, /*changes=*/true);
       if (!fs) return;
       Status s =
           is_move ? fs->move(a->from, a->to, a->overwrite) : fs->copy(a->from, a->to, a->overwrite);
@@ -337,7 +353,7 @@ void setup_snapshots(CLI::App* fs_cmd) {
     auto* cmd = sub(fs_cmd, c, "snapshot", "Record the workspace in the snapshot store");
     cmd->add_option("--tag", *tag, "A label for the snapshot");
     cmd->callback([c, tag] {
-      auto fs = open_fs(*c);
+      auto fs = open_fs(*c, /*changes=*/true);
       if (!fs) return;
       auto r = fs->snapshot(tag->empty() ? std::nullopt : std::optional<std::string>(*tag));
       if (!done(r.status())) return;
@@ -379,14 +395,17 @@ void setup_snapshots(CLI::App* fs_cmd) {
                     "file ('-' for stdin)")
         ->required();
     cmd->callback([c, what] {
-      auto fs = open_fs(*c);
+      auto fs = open_fs(*c, /*changes=*/true);
       if (!fs) return;
       std::optional<FilesystemSnapshot> target;
       std::string text;
       if (*what == "-") {
         text.assign(std::istreambuf_iterator<char>(std::cin), {});
-      } else if (std::ifstream in(*what); in) {
-        text.assign(std::istreambuf_iterator<char>(in), {});
+      } else if (Status kind = check_regular_file(*what, "snapshot record file");
+                 kind.code() != StatusCode::kNotFound) {  // not a file: an id or a tag
+        auto record = read_regular_file(*what, "snapshot record file");
+        if (!done(record.status())) return;
+        text = std::move(*record);
       }
       if (!text.empty()) {
         auto rec = snapshot_from_json(text);

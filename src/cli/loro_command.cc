@@ -6,23 +6,15 @@
 #include <sstream>
 
 #include "cli/command_registry.h"
+#include "weft/base/input_file.h"
 #include "weft/crdt/doc.h"
 
 namespace weft::cli {
 namespace {
 
-Result<std::string> read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found("cannot open '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return unavailable("cannot read '" + path + "'");
-  return ss.str();
-}
-
 // Imports `path` into `doc`; import errors are reported as bad input data.
 int import_file(crdt::Doc& doc, const std::string& path) {
-  auto data = read_whole_file(path);
+  auto data = read_regular_file(path, "Loro JSON or weft binary file");
   if (!data.ok()) return fail(data.status());
   auto st = doc.import(*data);
   if (!st.ok()) {

@@ -16,6 +16,7 @@ struct McpArgs {
   bool read_only = false;
   bool sandbox = false;
   bool fsync = false;
+  std::string state;
   size_t workers = 4;
 };
 
@@ -26,6 +27,7 @@ void setup_mcp(CLI::App& app) {
       "Serve a workspace to an MCP client over stdio (what Claude Desktop, Cursor, etc. run)");
   cmd->add_option("--root", args->root, "Workspace directory (default: the current directory)");
   cmd->add_flag("--read-only", args->read_only, "Publish only tools that change nothing");
+  cmd->add_option("--state", args->state, kStateHelp);
   cmd->add_flag("--sandbox", args->sandbox,
                 "Serve through a bubblewrap sandbox and publish shell_exec");
   cmd->add_flag("--fsync", args->fsync,
@@ -45,6 +47,7 @@ void setup_mcp(CLI::App& app) {
     options.read_only = args->read_only;
     options.sandbox = args->sandbox;
     options.fsync = args->fsync;
+    if (!args->state.empty()) options.state_dir = args->state;
     options.diagnostics = [](const std::string& line) {
       std::cerr << "weft mcp: " << line << "\n";
     };

@@ -17,6 +17,7 @@ struct ServeArgs {
   bool read_only = false;
   bool sandbox = false;
   bool fsync = false;
+  std::string state;
   std::vector<std::string> origins;
 };
 
@@ -53,6 +54,7 @@ void setup_serve(CLI::App& app) {
   cmd->add_option("--host", args->host,
                   "Address to bind (default 127.0.0.1; anything else exposes the workspace)");
   cmd->add_flag("--read-only", args->read_only, "Publish only tools that change nothing");
+  cmd->add_option("--state", args->state, kStateHelp);
   cmd->add_flag("--sandbox", args->sandbox,
                 "Serve through a bubblewrap sandbox and publish shell_exec");
   cmd->add_flag("--fsync", args->fsync,
@@ -70,6 +72,7 @@ void setup_serve(CLI::App& app) {
     options.read_only = args->read_only;
     options.sandbox = args->sandbox;
     options.fsync = args->fsync;
+    if (!args->state.empty()) options.state_dir = args->state;
     options.diagnostics = [](const std::string& line) {
       std::cerr << "weft serve: " << line << "\n";
     };

@@ -8,7 +8,8 @@
 #include <random>
 
 #include "common.h"
-#include "weft/base/hash.h"
+#include "weft/fs/change_lock.h"
+#include "weft/fs/state_dir.h"
 
 namespace weft::fs {
 namespace internal {
@@ -65,6 +66,16 @@ Status HostFilesystem::check_file(const struct stat& st, const NormalPath& p) co
                              " hard links and may alias a file outside the workspace; refused");
   }
   return Status();
+}
+
+Result<ChangeLock::Held> HostFilesystem::lock_path(const NormalPath& p) const {
+  if (!options_.change_lock) return ChangeLock::Held();
+  return options_.change_lock->lock_paths({p.str()});
+}
+
+Result<ChangeLock::Held> HostFilesystem::lock_tree() const {
+  if (!options_.change_lock) return ChangeLock::Held();
+  return options_.change_lock->lock_tree();
 }
 
 Result<std::string> HostFilesystem::read_file(const NormalPath& p) const {
@@ -202,6 +213,7 @@ Result<WriteResult> HostFilesystem::do_write(std::string_view path, std::string_
   WEFT_ASSIGN_OR_RETURN(NormalPath p, normalize_for_change(path));
   WEFT_RETURN_IF_ERROR(check_write_content(content, text, limits()));
   if (p.is_root()) return is_a_directory("the root is a directory; name a file to write");
+  WEFT_ASSIGN_OR_RETURN(ChangeLock::Held held, lock_path(p));  // append reads, then replaces
   WEFT_ASSIGN_OR_RETURN(UniqueFd dir, root_.open_parent(p, create_parents));
   struct stat st;
   WEFT_ASSIGN_OR_RETURN(bool exists, lstat_at(dir.get(), p.name(), &st));
@@ -261,6 +273,8 @@ Status HostFilesystem::do_remove(std::string_view path, bool recursive) {
   struct stat st;
   WEFT_ASSIGN_OR_RETURN(bool exists, lstat_at(dir.get(), p.name(), &st));
   if (!exists) return not_found("'" + p.str() + "' does not exist");
+  // A file is one path; a directory's delete walks the tree, so it excludes every change.
+  WEFT_ASSIGN_OR_RETURN(ChangeLock::Held held, S_ISDIR(st.st_mode) ? lock_tree() : lock_path(p));
   if (!S_ISDIR(st.st_mode)) {
     if (::unlinkat(dir.get(), p.name().c_str(), 0) != 0)
       return errno_status(errno, "delete", p.str());
@@ -277,6 +291,7 @@ Status HostFilesystem::do_mkdir(std::string_view path, bool parents, bool exist_
   if (p.is_root()) {
     return exist_ok ? Status() : already_exists("the workspace root already exists");
   }
+  WEFT_ASSIGN_OR_RETURN(ChangeLock::Held held, lock_path(p));
   WEFT_ASSIGN_OR_RETURN(UniqueFd dir, root_.open_parent(p, parents));
   if (::mkdirat(dir.get(), p.name().c_str(), 0777) == 0) return Status();
   if (errno != EEXIST) return errno_status(errno, "create directory", p.str());
@@ -294,6 +309,7 @@ Status HostFilesystem::do_move(std::string_view source, std::string_view destina
   WEFT_ASSIGN_OR_RETURN(NormalPath to, normalize_for_change(destination));
   if (from.is_root()) return permission_denied("the workspace root cannot be moved");
   if (to.is_root()) return already_exists("the destination is the workspace root");
+  WEFT_ASSIGN_OR_RETURN(ChangeLock::Held held, lock_tree());
   WEFT_ASSIGN_OR_RETURN(UniqueFd src_dir, root_.open_parent(from, false));
   struct stat st;
   WEFT_ASSIGN_OR_RETURN(bool exists, lstat_at(src_dir.get(), from.name(), &st));
@@ -356,6 +372,7 @@ Status HostFilesystem::do_copy(std::string_view source, std::string_view destina
   if (to.is_root()) return already_exists("the destination is the workspace root");
   if (from.segments == to.segments)
     return already_exists("'" + to.str() + "' is the source itself");
+  WEFT_ASSIGN_OR_RETURN(ChangeLock::Held held, lock_tree());
   if (from.is_root()) return permission_denied("the workspace root cannot be moved or copied");
   if (to.within(from)) {
     return invalid_argument("cannot copy '" + from.str() + "' into itself ('" + to.str() + "')");
@@ -379,12 +396,14 @@ Status HostFilesystem::do_copy(std::string_view source, std::string_view destina
 
 Result<FilesystemSnapshot> HostFilesystem::do_snapshot(std::optional<std::string> tag) {
   if (!store_) return unavailable("the snapshot store could not be set up for this root");
+  WEFT_ASSIGN_OR_RETURN(ChangeLock::Held held, lock_tree());  // a consistent tree
   return store_->snapshot(std::move(tag));
 }
 
 Status HostFilesystem::do_restore(const FilesystemSnapshot& snapshot) {
   if (options_.read_only) return permission_denied("this filesystem is read-only");
   if (!store_) return unavailable("the snapshot store could not be set up for this root");
+  WEFT_ASSIGN_OR_RETURN(ChangeLock::Held held, lock_tree());
   return store_->restore(snapshot);
 }
 
@@ -396,18 +415,7 @@ Result<std::vector<FilesystemSnapshot>> HostFilesystem::do_snapshots() {
 }  // namespace internal
 
 std::string default_snapshot_git_dir(std::string_view canonical_root) {
-  std::string base;
-  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg == '/') {
-    base = xdg;
-  } else if (const char* home = std::getenv("HOME"); home && *home == '/') {
-    base = std::string(home) + "/.local/state";
-  } else {
-    base = "/tmp";
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx",
-                static_cast<unsigned long long>(hash64(canonical_root)));
-  return base + "/weft/snapshots/" + hex + ".git";
+  return user_state_home() + "/weft/snapshots/" + root_key(canonical_root) + ".git";
 }
 
 Result<std::unique_ptr<Filesystem>> make_host_filesystem(std::string_view root,

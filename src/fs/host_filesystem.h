@@ -10,6 +10,7 @@
 
 #include "git_store.h"
 #include "host_io.h"
+#include "weft/fs/change_lock.h"
 #include "weft/fs/filesystem.h"
 
 namespace weft::fs::internal {
@@ -55,6 +56,10 @@ class HostFilesystem final : public Filesystem {
   // on the host) and a read-only instance.
   Result<NormalPath> normalize_for_change(std::string_view path) const;
   Status check_file(const struct stat& st, const NormalPath& p) const;
+  // Hold options_.change_lock (when set) for a change to `p`, or to the whole
+  // tree; an empty Held when there is none.
+  Result<ChangeLock::Held> lock_path(const NormalPath& p) const;
+  Result<ChangeLock::Held> lock_tree() const;
   Result<std::string> read_file(const NormalPath& p) const;
   // Atomically replaces (or creates) p with `data`: temp file, rename (with the
   // fsyncs of options_.durability).

@@ -13,6 +13,8 @@
 #include <memory>
 #include <system_error>
 
+#include "weft/base/input_file.h"
+
 namespace weft::fs::internal {
 namespace {
 
@@ -124,6 +126,11 @@ Result<RootDir> RootDir::open(std::string_view root) {
   RootDir d;
   d.path_ = real;
   std::free(real);
+  // Named, not opened: O_DIRECTORY would refuse it too, with a less helpful message.
+  if (struct stat st; ::stat(d.path_.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+    return not_a_directory("workspace root '" + d.path_ + "' is " + file_kind_name(st.st_mode) +
+                           ", not a directory");
+  }
   int fd = ::open(d.path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return errno_status(errno, "open workspace root", d.path_);
   d.fd_ = std::make_shared<UniqueFd>(fd);

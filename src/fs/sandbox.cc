@@ -24,6 +24,7 @@
 
 #include "common.h"
 #include "host_io.h"
+#include "weft/fs/state_dir.h"
 
 extern char** environ;
 
@@ -32,12 +33,6 @@ namespace {
 
 namespace stdfs = std::filesystem;
 using Ms = std::chrono::milliseconds;
-
-std::string state_home() {
-  if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x == '/') return x;
-  if (const char* h = std::getenv("HOME"); h && *h == '/') return std::string(h) + "/.local/state";
-  return "/tmp";
-}
 
 struct Spawned {
   pid_t pid = -1;
@@ -332,7 +327,7 @@ Result<std::unique_ptr<SandboxWorkspace>> make_sandbox_workspace(SandboxOptions 
   bool owns = false;
   std::error_code ec;
   if (!options.overlay_dir) {
-    std::string base = state_home() + "/weft/sandboxes";
+    std::string base = user_state_home() + "/weft/sandboxes";
     stdfs::create_directories(base, ec);
     std::string templ = base + "/ws-XXXXXX";
     if (!::mkdtemp(templ.data())) return internal::errno_status(errno, "create overlay in", base);

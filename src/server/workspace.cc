@@ -51,8 +51,17 @@ std::string percent_encode_path(std::string_view path) {
 }  // namespace
 
 Workspace::Workspace(std::shared_ptr<fs::Filesystem> fs,
-                     std::shared_ptr<fs::SandboxWorkspace> sandbox)
-    : fs_(std::move(fs)), sandbox_(std::move(sandbox)) {}
+                     std::shared_ptr<fs::SandboxWorkspace> sandbox,
+                     std::shared_ptr<fs::ChangeLock> change_lock)
+    : fs_(std::move(fs)), sandbox_(std::move(sandbox)), change_lock_(std::move(change_lock)) {}
+
+Result<ChangeGuard> Workspace::lock_for_change(const std::vector<std::string>& paths) const {
+  ChangeGuard guard{std::unique_lock(change_mu_), {}};
+  if (change_lock_ && !paths.empty()) {
+    WEFT_ASSIGN_OR_RETURN(guard.across, change_lock_->lock_paths(paths));
+  }
+  return guard;
+}
 
 Result<std::string> Workspace::resolve(std::string_view path,
                                        const std::vector<std::string>& roots) const {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "weft/fs/change_lock.h"
 #include "weft/server/workspace_tools.h"
 
 namespace weft::server {
@@ -19,9 +20,16 @@ constexpr const char* kInstructions =
 
 Result<std::shared_ptr<Workspace>> open_workspace(const WorkspaceServerOptions& options) {
   fs::HostOptions host = server_host_options(options);
+  if (!options.read_only) {
+    WEFT_ASSIGN_OR_RETURN(fs::RootChangeLock lock,
+                          fs::open_root_change_lock(options.root, options.state_dir));
+    if (!lock.warning.empty() && options.diagnostics) options.diagnostics(lock.warning);
+    host.change_lock = std::move(lock.lock);
+  }
   if (!options.sandbox) {
     WEFT_ASSIGN_OR_RETURN(auto fs, fs::make_host_filesystem(options.root, host));
-    return std::make_shared<Workspace>(std::shared_ptr<fs::Filesystem>(std::move(fs)));
+    return std::make_shared<Workspace>(std::shared_ptr<fs::Filesystem>(std::move(fs)), nullptr,
+                                       host.change_lock);
   }
   WEFT_RETURN_IF_ERROR(fs::sandbox_available());
   fs::SandboxOptions sandbox;
@@ -32,7 +40,7 @@ Result<std::shared_ptr<Workspace>> open_workspace(const WorkspaceServerOptions& 
   sandbox.host = host;
   WEFT_ASSIGN_OR_RETURN(auto box, fs::make_sandbox_workspace(sandbox));
   std::shared_ptr<fs::SandboxWorkspace> shared(std::move(box));
-  return std::make_shared<Workspace>(shared, shared);
+  return std::make_shared<Workspace>(shared, shared, host.change_lock);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/block_store_impl.h"
+#include "store/db_file.h"
 #include "store/migrations.h"
 #include "weft/base/hash.h"
 #include "weft/base/json_depth.h"
@@ -110,11 +111,18 @@ Result<std::unique_ptr<BlockStore>> BlockStore::open(const std::string& path,
   impl->path = path;
   impl->options = options;
   sqlite::Db& db = impl->db;
+  WEFT_RETURN_IF_ERROR(check_db_file(path, options.read_only));
   WEFT_RETURN_IF_ERROR(db.open(path, options.read_only, options.vfs));
   sqlite3_busy_timeout(db.raw(), options.busy_timeout_ms);
   // Reading the schema checks that the file is a database at all.
   auto version = db.query_int("PRAGMA user_version");
   if (!version.ok()) return version.status().with_context("block database '" + path + "'");
+  WEFT_RETURN_IF_ERROR(check_db_schema(db, path, *version));
+  if (options.read_only && *version == 0) {
+    return not_found("'" + path +
+                     "' is an empty SQLite database: it holds no blocks (not a block database "
+                     "yet; creating a block in it makes it one)");
+  }
   if (!options.read_only) {
     // journal_mode=WAL needs the lock briefly; busy_timeout covers it.
     WEFT_RETURN_IF_ERROR(

@@ -2,6 +2,7 @@
 // exact command forms the README documents, and checks output and exit codes.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -25,8 +26,10 @@ std::string quote(const std::string& arg) {
   return q + "'";
 }
 
-CliRun weft(const std::string& args, const std::filesystem::path& cwd) {
-  std::string command = "cd " + quote(cwd.string()) + " && " + quote(WEFT_BIN) + " " + args;
+// Runs `weft ARGS` in `cwd`; with `raw`, ARGS is the whole shell command.
+CliRun weft(const std::string& args, const std::filesystem::path& cwd, bool raw = false) {
+  std::string command =
+      "cd " + quote(cwd.string()) + " && " + (raw ? args : quote(WEFT_BIN) + " " + args);
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return {-1, ""};
   std::string out;
@@ -244,6 +247,57 @@ TEST_F(CliTest, DeepJsonInputIsRefusedWithAClearMessage) {
   CliRun loro = weft("loro merge deep.json 2>&1", dir());
   EXPECT_EQ(loro.exit_code, 5);
   EXPECT_NE(loro.out.find("JSON nested deeper than 263 levels"), std::string::npos) << loro.out;
+// A command line, the exit code it must end with and text its output (stderr included) holds.
+struct ExpectedRun {
+  std::string args;
+  int exit_code;
+  std::string message;
+};
+
+void expect_run(const ExpectedRun& c, const CliRun& run) {
+  EXPECT_EQ(run.exit_code, c.exit_code) << c.args << "\n" << run.out;
+  EXPECT_NE(run.out.find(c.message), std::string::npos) << c.args << "\n" << run.out;
+}
+
+// Each command that opens a path a person gave refuses what is not a regular file, at once
+// (a FIFO would block a reader forever), with a message naming what the path is.
+TEST_F(CliTest, PathsThatAreNotRegularFilesAreRefusedWithoutHanging) {
+  ASSERT_EQ(::mkfifo((dir() / "fifo").c_str(), 0600), 0);
+  std::filesystem::create_directory(dir() / "ws");
+  const ExpectedRun cases[] = {
+      {"block ls --db fifo", 2, "--db: 'fifo' is a FIFO (named pipe), not a block database file"},
+      {"block create --db fifo a b", 2, "'fifo' is a FIFO (named pipe)"},
+      {"block ls --db ws", 2, "--db: 'ws' is a directory, not a block database file"},
+      {"block show --db /dev/null a b", 2, "is a character device"},
+      {"block create --db b.db a b --schema @fifo", 2, "--schema: 'fifo' is a FIFO"},
+      {"doc info fifo", 2, "'fifo' is a FIFO (named pipe), not a weft document file"},
+      {"doc export fifo --out x.bin", 2, "'fifo' is a FIFO"},
+      {"loro merge fifo", 2, "'fifo' is a FIFO (named pipe), not a Loro JSON or weft binary file"},
+      {"loro merge ws", 2, "'ws' is a directory"},
+      {"fs restore --root ws fifo", 2, "'fifo' is a FIFO (named pipe), not a snapshot record"},
+      {"fs ls --root fifo", 1, "fifo' is a FIFO (named pipe), not a directory"},
+      {"mcp --root fifo", 1, "fifo' is a FIFO (named pipe), not a directory"},
+  };
+  for (const ExpectedRun& c : cases) {
+    expect_run(c, weft("timeout 20 " + quote(WEFT_BIN) + " " + c.args + " </dev/null 2>&1", dir(),
+                       /*raw=*/true));
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir() / "b.db"));
+}
+
+TEST_F(CliTest, BlockDatabasesThatAreEmptyOrForeignAreNamedAsSuch) {
+  write_file(dir() / "empty.db", "");
+  write_file(dir() / "junk.db", "just some text, not a database\n");
+  const ExpectedRun cases[] = {
+      {"block ls --db empty.db", 3, "'empty.db' is empty (0 bytes): it holds no blocks"},
+      {"block ls --db missing.db", 3, "no block database at 'missing.db'"},
+      {"block ls --db junk.db", 5, "'junk.db' is not a weft block database (not an SQLite file)"},
+      {"block create --db junk.db a b", 5, "not an SQLite file"},
+  };
+  for (const ExpectedRun& c : cases) expect_run(c, weft(c.args + " 2>&1", dir()));
+  // An empty file is a new database for a writing command.
+  EXPECT_EQ(weft("block create --db empty.db alice notes", dir()).exit_code, 0);
+  EXPECT_EQ(weft("block ls --db empty.db", dir()).exit_code, 0);
 }
 
 }  // namespace

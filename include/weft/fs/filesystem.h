@@ -40,6 +40,8 @@
 
 namespace weft::fs {
 
+class ChangeLock;
+
 // Options of Filesystem::grep beyond the pattern and the base path.
 struct GrepOptions {
   // Only files matching this glob (see Filesystem::grep).
@@ -273,6 +275,12 @@ struct HostOptions {
   // Reading a regular file with more than one hard link is refused
   // (kPermissionDenied) because it may alias a file outside the root.
   bool allow_hard_links = false;
+  // Serialises this instance's changes with other processes' on the same root
+  // (see change_lock.h and open_root_change_lock): writes and mkdir lock their
+  // path, delete/move/copy/snapshot/restore the whole tree. Null (the default):
+  // changes are atomic on disk but an append racing another process's write
+  // may lose one of them.
+  std::shared_ptr<ChangeLock> change_lock;
 };
 
 // A filesystem confined to the existing directory `root` (made absolute and

@@ -4,7 +4,7 @@
 // are relative to the root, or absolute inside it, and the client's roots
 // may narrow them further to some subtrees.
 //
-// Thread safety: immutable after construction apart from the change lock; the
+// Thread safety: immutable after construction apart from the change locks; the
 // Filesystem is itself safe for concurrent calls, so tools share one Workspace
 // across workers.
 #ifndef WEFT_SERVER_WORKSPACE_H_
@@ -17,16 +17,26 @@
 #include <vector>
 
 #include "weft/base/status.h"
+#include "weft/fs/change_lock.h"
 #include "weft/fs/filesystem.h"
 #include "weft/fs/sandbox.h"
 
 namespace weft::server {
 
+// What lock_for_change holds: this process's change mutex and, when the
+// workspace has one, the cross-process lock of the named paths.
+struct ChangeGuard {
+  std::unique_lock<std::mutex> local;
+  fs::ChangeLock::Held across;
+};
+
 class Workspace {
  public:
   // `sandbox`, when given, is the same object as `fs` (exec() for shell_exec).
+  // `change_lock`, when given, is the one `fs` was opened with (HostOptions).
   explicit Workspace(std::shared_ptr<fs::Filesystem> fs,
-                     std::shared_ptr<fs::SandboxWorkspace> sandbox = nullptr);
+                     std::shared_ptr<fs::SandboxWorkspace> sandbox = nullptr,
+                     std::shared_ptr<fs::ChangeLock> change_lock = nullptr);
 
   fs::Filesystem& fs() const { return *fs_; }
   // The sandbox, or null when the server runs without --sandbox.
@@ -35,9 +45,12 @@ class Workspace {
   std::string root() const { return fs_->root(); }
 
   // Serialises the tools that change the workspace, so that two concurrent
-  // read-modify-write calls (fs_edit, fs_patch) cannot lose one another's change.
-  // Reads do not take it.
-  std::unique_lock<std::mutex> lock_for_change() const { return std::unique_lock(change_mu_); }
+  // read-modify-write calls (fs_edit, fs_patch) cannot lose one another's change:
+  // within this process always, and against other processes on the same root for
+  // `paths` (normalised root-relative) when there is a change lock. A tool that
+  // makes one Filesystem call needs no paths: the Filesystem locks that call.
+  // Reads do not take it. kUnavailable when the lock file cannot be locked.
+  Result<ChangeGuard> lock_for_change(const std::vector<std::string>& paths = {}) const;
 
   // The normalised root-relative path ("." for the root) of `path` (relative,
   // or absolute inside the root). kPermissionDenied when it leaves the root or
@@ -58,6 +71,7 @@ class Workspace {
  private:
   std::shared_ptr<fs::Filesystem> fs_;
   std::shared_ptr<fs::SandboxWorkspace> sandbox_;
+  std::shared_ptr<fs::ChangeLock> change_lock_;
   mutable std::mutex change_mu_;
 };
 

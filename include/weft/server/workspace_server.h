@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "weft/base/status.h"
@@ -24,6 +25,10 @@ struct WorkspaceServerOptions {
   // Writes fsync the file and its directory (fs::WriteDurability::kFsync). Default: atomic
   // rename without fsync, like editors and the reference server (see fs::WriteDurability).
   bool fsync = false;
+  // The root's state directory, holding the lock that serialises changes with
+  // other weft processes on the root (fs::open_root_change_lock). Default:
+  // $XDG_STATE_HOME/weft/<hash of the root's real path>. Unused when read_only.
+  std::optional<std::string> state_dir;
   std::function<void(const std::string&)> diagnostics;  // log lines (stderr in the CLI)
 };
 
@@ -49,7 +54,9 @@ fs::HostOptions server_host_options(const WorkspaceServerOptions& options);
 void tune_allocator_for_serving();
 
 // Builds the server. kNotFound / kNotADirectory for a bad root (unless
-// create_root), kUnavailable when --sandbox cannot work here.
+// create_root), kUnavailable when --sandbox cannot work here or options.state_dir
+// cannot be used. When the default state directory cannot be made, the server
+// still starts and options.diagnostics gets a warning.
 Result<WorkspaceServer> make_workspace_server(const WorkspaceServerOptions& options);
 
 }  // namespace weft::server

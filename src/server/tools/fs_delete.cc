@@ -6,7 +6,7 @@ namespace {
 
 Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
-  auto change = ws->lock_for_change();
+  WEFT_ASSIGN_OR_RETURN(ChangeGuard change, ws->lock_for_change());
   WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
   if (path == ".") return permission_denied("refusing to delete the workspace root");
   Status s = ws->fs().remove(path, arg_bool(args, "recursive"));

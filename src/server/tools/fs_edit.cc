@@ -10,8 +10,8 @@ namespace {
 
 Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
-  auto change = ws->lock_for_change();
   WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
+  WEFT_ASSIGN_OR_RETURN(ChangeGuard change, ws->lock_for_change({path}));  // read to write
   bool dry_run = arg_bool(args, "dry_run");
   std::vector<text::StringEdit> edits;
   for (const Json& e : args["edits"]) {

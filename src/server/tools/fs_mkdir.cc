@@ -6,7 +6,7 @@ namespace {
 
 Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
-  auto change = ws->lock_for_change();
+  WEFT_ASSIGN_OR_RETURN(ChangeGuard change, ws->lock_for_change());
   WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
   bool existed = ws->fs().exists(path);
   Status s = ws->fs().mkdir(path, arg_bool(args, "parents", true), /*exist_ok=*/true);

@@ -9,7 +9,7 @@ enum class Transfer { kMove, kCopy };
 
 Result<ToolOutput> run(Transfer kind, const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
-  auto change = ws->lock_for_change();
+  WEFT_ASSIGN_OR_RETURN(ChangeGuard change, ws->lock_for_change());
   WEFT_ASSIGN_OR_RETURN(std::string source, resolve_arg(ctx, args, "source"));
   WEFT_ASSIGN_OR_RETURN(std::string destination, resolve_arg(ctx, args, "destination"));
   bool overwrite = arg_bool(args, "overwrite");

@@ -77,10 +77,17 @@ Status commit(Workspace& ws, const std::vector<FilePlan>& plans) {
 
 Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
-  auto change = ws->lock_for_change();
   bool dry_run = arg_bool(args, "dry_run");
   auto parsed = text::parse_unified_diff(arg_string(args, "patch"));
   if (!parsed.ok()) return parsed.status().with_context("cannot parse the patch");
+  // Every file the patch names stays locked from its read to the last write; a
+  // path that does not resolve fails in plan_file.
+  std::vector<std::string> targets;
+  for (const auto& file : *parsed) {
+    auto path = ws->resolve(file.target_path(), ctx.roots());
+    if (path.ok()) targets.push_back(std::move(*path));
+  }
+  WEFT_ASSIGN_OR_RETURN(ChangeGuard change, ws->lock_for_change(targets));
   std::vector<FilePlan> plans;
   Json files = Json::array();
   bool all_ok = true;

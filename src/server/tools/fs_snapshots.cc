@@ -17,7 +17,7 @@ std::string snapshot_line(const fs::FilesystemSnapshot& s) {
 
 Result<ToolOutput> take(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
-  auto change = ws->lock_for_change();
+  WEFT_ASSIGN_OR_RETURN(ChangeGuard change, ws->lock_for_change());
   std::optional<std::string> tag;
   if (args.contains("tag")) tag = arg_string(args, "tag");
   auto snap = ws->fs().snapshot(tag);
@@ -30,7 +30,7 @@ Result<ToolOutput> take(const Json& args, ToolContext& ctx) {
 
 Result<ToolOutput> restore(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
-  auto change = ws->lock_for_change();
+  WEFT_ASSIGN_OR_RETURN(ChangeGuard change, ws->lock_for_change());
   std::string wanted = arg_string(args, "snapshot");
   WEFT_ASSIGN_OR_RETURN(auto all, ws->fs().snapshots());
   const fs::FilesystemSnapshot* found = nullptr;

@@ -6,8 +6,9 @@ namespace {
 
 Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
-  auto change = ws->lock_for_change();
   WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
+  // Held from the existence check to the write, so "created" is true of this call.
+  WEFT_ASSIGN_OR_RETURN(ChangeGuard change, ws->lock_for_change({path}));
   WEFT_ASSIGN_OR_RETURN(fs::WriteMode mode,
                         fs::parse_write_mode(arg_string(args, "mode", "overwrite")));
   bool existed = ws->fs().exists(path);
