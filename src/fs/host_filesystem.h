@@ -55,7 +55,9 @@ class HostFilesystem final : public Filesystem {
   // on the host) and a read-only instance.
   Result<NormalPath> normalize_for_change(std::string_view path) const;
   Status check_file(const struct stat& st, const NormalPath& p) const;
-  Result<std::string> read_file(const NormalPath& p) const;
+  // Opens p for reading, refusing what check_file refuses and files over
+  // limits().max_read_file_bytes; `st` gets its fstat.
+  Result<UniqueFd> open_file(const NormalPath& p, struct stat* st) const;
   // Atomically replaces (or creates) p with `data`: temp file, rename (with the
   // fsyncs of options_.durability).
   // `keep_mode` < 0 means a new file's default mode.
