@@ -279,8 +279,12 @@ Result<std::vector<GrepMatch>> HostFilesystem::do_grep(std::string_view pattern,
 Result<std::vector<GrepMatch>> HostFilesystem::do_grep_with(std::string_view pattern,
                                                             std::string_view path,
                                                             const GrepOptions& options) {
-  WEFT_ASSIGN_OR_RETURN(auto query,
-                        GrepQuery::compile(pattern, options.glob, options.max_matches, limits()));
+  FsLimits query_limits = limits();
+  if (options.max_line_bytes) {
+    query_limits.max_line_bytes = std::min(query_limits.max_line_bytes, *options.max_line_bytes);
+  }
+  WEFT_ASSIGN_OR_RETURN(
+      auto query, GrepQuery::compile(pattern, options.glob, options.max_matches, query_limits));
   WEFT_ASSIGN_OR_RETURN(NormalPath base, normalize(path));
   WEFT_ASSIGN_OR_RETURN(UniqueFd fd, root_.open_beneath(base, O_RDONLY | O_NONBLOCK));
   struct stat st;

@@ -173,15 +173,16 @@ TYPED_TEST(LargeFiles, ReadOfAHugeLineIsBoundedInMemory) {
   int64_t growth = peak_rss_growth([&] {
     auto r = this->fs().read("big.txt", 0, 1);
     if (!r.ok()) return false;
-    return r->content.size() == 4096 && r->cut_lines.size() == 1 &&
-           r->cut_lines[0].length_bytes == kBigLine && r->total_lines == 1 && !r->truncated;
+    return static_cast<int64_t>(r->content.size()) == this->fs().limits().max_line_bytes &&
+           r->cut_lines.size() == 1 && r->cut_lines[0].length_bytes == kBigLine &&
+           r->total_lines == 1 && !r->truncated;
   });
   EXPECT_GE(growth, 0) << "the read failed or returned the wrong page";
   EXPECT_LT(growth, kRssBound);
   // The same checks in this process, for a readable failure.
   auto r = this->fs().read("big.txt", 0, 1);
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->content, std::string(4096, 'a'));
+  EXPECT_EQ(r->content, std::string(static_cast<size_t>(this->fs().limits().max_line_bytes), 'a'));
   ASSERT_EQ(r->cut_lines.size(), 1u);
   EXPECT_EQ(r->cut_lines[0].length_bytes, kBigLine);
 
@@ -204,7 +205,7 @@ TYPED_TEST(LargeFiles, GrepOfAHugeLineIsBoundedInMemory) {
     const GrepMatch& g = (*m)[0];
     EXPECT_EQ(g.line_number, 1);
     EXPECT_EQ(g.line_length_bytes, kBigLine);
-    EXPECT_LE(g.line_content.size(), 4096u);
+    EXPECT_LE(static_cast<int64_t>(g.line_content.size()), this->fs().limits().max_line_bytes);
     EXPECT_EQ(g.line_content_offset_byte + g.match_start_byte, (40ll << 20) + 100);
     EXPECT_EQ(g.line_content.substr(static_cast<size_t>(g.match_start_byte), 6), "NEEDLE");
   }

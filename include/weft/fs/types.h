@@ -56,11 +56,14 @@ struct FsLimits {
   // Longest line read() returns and grep reports, in bytes (without its
   // terminator). A longer line is cut at a UTF-8 boundary at or below this;
   // ReadResult::cut_lines and GrepMatch::line_length_bytes give its length.
-  int64_t max_line_bytes = 4096;
+  // The default holds any one write() (48,000 code points of up to 4 bytes),
+  // so what was written on one line reads back whole; the MCP server uses
+  // 4 KiB (server_fs_limits).
+  int64_t max_line_bytes = 256ll << 10;
   // Most bytes of `content` one read() returns: whole (possibly cut) lines
   // are taken while they fit, at least one; the rest is left for the next
   // page (truncated). Bounds a page of many long lines.
-  int64_t max_read_bytes = 256ll << 10;
+  int64_t max_read_bytes = 1ll << 20;
 };
 
 // What a path names. Host backends report what lstat says (links are never

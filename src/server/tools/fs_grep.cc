@@ -123,6 +123,7 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   // within one file instead of after the whole tree.
   fs::GrepOptions options{glob, mode == "content" ? max + 1 : kScanCap, ctx.cancel_flag()};
   options.threads = 0;  // every core: the result is the same as one thread's, sooner
+  if (mode != "content") options.max_line_bytes = 16;  // paths and counts only: keep little
   auto found = ws->fs().grep(pattern, base, options);
   if (ctx.cancelled()) return cancelled_error("cancelled");
   if (!found.ok()) return explain(found.status(), base);
