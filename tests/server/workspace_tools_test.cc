@@ -287,5 +287,25 @@ TEST_F(WorkspaceToolsTest, ListingsEscapeNamesAndReportTypes) {
   EXPECT_TRUE(failed(call("fs_grep", {{"pattern", "x"}, {"path", "pipe"}})));
 }
 
+TEST_F(WorkspaceToolsTest, ResourceReadRefusesFifosAndFilesOverTheCap) {
+  auto resources = make_workspace_resources(built_.workspace);
+  ASSERT_EQ(::mkfifo((ws_dir_ / "pipe").c_str(), 0600), 0);
+  auto fifo = resources->read(built_.workspace->uri_of("pipe"), {});
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(std::string(fifo.status().message()).find("fifo, not a regular file"),
+            std::string::npos)
+      << fifo.status();
+  {
+    std::ofstream out(ws_dir_ / "big.txt", std::ios::binary);
+    out.seekp((16ll << 20) + 1);
+    out << "x";
+  }
+  auto big = resources->read(built_.workspace->uri_of("big.txt"), {});
+  EXPECT_EQ(big.status().code(), StatusCode::kResourceExhausted) << big.status();
+  auto small = resources->read(built_.workspace->uri_of("src/a.py"), {});
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ((*small)[0]["text"], "x = 1\nprint(x)\nprint(x)\n");
+}
+
 }  // namespace
 }  // namespace weft::server
