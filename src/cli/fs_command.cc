@@ -11,6 +11,7 @@
 #include "weft/base/input_file.h"
 #include "weft/fs/change_lock.h"
 #include "weft/fs/filesystem.h"
+#include "weft/fs/path.h"
 
 namespace weft::cli {
 namespace {
@@ -27,12 +28,15 @@ struct Common {
 };
 
 json to_json(const FileStat& s) {
-  return {{"path", s.path},
-          {"is_file", s.is_file},
-          {"is_directory", s.is_directory},
-          {"size_bytes", s.size_bytes},
-          {"created_at", s.created_at ? json(format_time(*s.created_at)) : json(nullptr)},
-          {"modified_at", s.modified_at ? json(format_time(*s.modified_at)) : json(nullptr)}};
+  json j = {{"path", s.path},
+            {"is_file", s.is_file},
+            {"is_directory", s.is_directory},
+            {"type", std::string(file_type_name(s.type))},
+            {"size_bytes", s.size_bytes},
+            {"created_at", s.created_at ? json(format_time(*s.created_at)) : json(nullptr)},
+            {"modified_at", s.modified_at ? json(format_time(*s.modified_at)) : json(nullptr)}};
+  if (s.symlink_target) j["symlink_target"] = *s.symlink_target;
+  return j;
 }
 
 json to_json(const FilesystemSnapshot& s) { return json::parse(snapshot_to_json(s)); }
@@ -125,17 +129,27 @@ void setup_reads(CLI::App* fs_cmd) {
       auto r = fs->read(a->path, a->offset, limit);
       if (!done(r.status())) return;
       if (c->json) {
+        json cut = json::array();
+        for (const CutLine& l : r->cut_lines) {
+          cut.push_back({{"line", l.line}, {"length_bytes", l.length_bytes}});
+        }
         emit({{"path", r->path},
               {"content", r->content},
               {"total_lines", r->total_lines},
               {"offset", r->offset},
               {"limit", r->limit},
-              {"truncated", r->truncated}});
+              {"lines", r->lines},
+              {"truncated", r->truncated},
+              {"cut_lines", std::move(cut)}});
       } else {
         std::cout << r->content;
+        for (const CutLine& l : r->cut_lines) {
+          std::cerr << "weft: line " << l.line << " (" << l.length_bytes
+                    << " bytes) was cut; use --bytes to read all of it\n";
+        }
         if (r->truncated) {
-          std::cerr << "weft: showed lines " << r->offset << ".." << r->offset + r->limit << " of "
-                    << r->total_lines << "; use --offset for more\n";
+          std::cerr << "weft: showed lines " << r->offset << ".." << r->offset + r->lines << " of "
+                    << r->total_lines << "; use --offset " << r->offset + r->lines << " for more\n";
         }
       }
     });
@@ -153,12 +167,17 @@ void setup_reads(CLI::App* fs_cmd) {
       json out = json::array();
       for (const auto& e : *r) {
         if (c->json) {
-          out.push_back({{"name", e.name},
-                         {"path", e.path},
-                         {"is_file", e.is_file},
-                         {"is_directory", e.is_directory}});
+          json j = {{"name", e.name},
+                    {"path", e.path},
+                    {"is_file", e.is_file},
+                    {"is_directory", e.is_directory},
+                    {"type", std::string(file_type_name(e.type))}};
+          if (e.symlink_target) j["symlink_target"] = *e.symlink_target;
+          out.push_back(std::move(j));
         } else {
-          std::cout << e.name << (e.is_directory ? "/" : e.is_file ? "" : "@") << "\n";
+          std::cout << display_name(e.name) << file_type_mark(e.type);
+          if (e.symlink_target) std::cout << " -> " << display_name(*e.symlink_target);
+          std::cout << "\n";
         }
       }
       if (c->json) emit(out);
@@ -178,11 +197,9 @@ void setup_reads(CLI::App* fs_cmd) {
       if (c->json) {
         emit(j);
       } else {
-        std::cout << r->path << ": "
-                  << (r->is_directory ? "directory"
-                      : r->is_file    ? "file"
-                                      : "link")
-                  << ", " << r->size_bytes << " bytes, modified "
+        std::cout << display_name(r->path) << ": " << file_type_name(r->type);
+        if (r->symlink_target) std::cout << " -> " << display_name(*r->symlink_target);
+        std::cout << ", " << r->size_bytes << " bytes, modified "
                   << (r->modified_at ? format_time(*r->modified_at) : "?") << "\n";
       }
     });
@@ -204,9 +221,11 @@ void setup_reads(CLI::App* fs_cmd) {
       json out = json::array();
       for (const auto& m : *r) {
         if (c->json) {
-          out.push_back({{"path", m.path}, {"is_file", m.is_file}});
+          out.push_back({{"path", m.path},
+                         {"is_file", m.is_file},
+                         {"type", std::string(file_type_name(m.type))}});
         } else {
-          std::cout << m.path << (m.is_file ? "" : "/") << "\n";
+          std::cout << display_name(m.path) << file_type_mark(m.type) << "\n";
         }
       }
       if (c->json) emit(out);
@@ -240,9 +259,15 @@ void setup_reads(CLI::App* fs_cmd) {
                          {"line_number", m.line_number},
                          {"line_content", m.line_content},
                          {"match_start", m.match_start},
-                         {"match_end", m.match_end}});
+                         {"match_end", m.match_end},
+                         {"line_length_bytes", m.line_length_bytes},
+                         {"line_content_offset_byte", m.line_content_offset_byte}});
         } else {
-          std::cout << m.path << ":" << m.line_number << ":" << m.line_content << "\n";
+          std::cout << display_name(m.path) << ":" << m.line_number << ":" << m.line_content;
+          if (m.line_length_bytes > static_cast<int64_t>(m.line_content.size())) {
+            std::cout << " [line truncated: " << m.line_length_bytes << " bytes total]";
+          }
+          std::cout << "\n";
         }
       }
       if (c->json) emit(out);
@@ -361,7 +386,7 @@ void setup_snapshots(CLI::App* fs_cmd) {
         emit(to_json(*r));
       } else {
         std::cout << "snapshot " << r->snapshot_id << " commit " << r->commit_ref
-                  << (r->tag ? " tag " + *r->tag : "") << "\n";
+                  << (r->tag ? " tag " + display_name(*r->tag) : "") << "\n";
       }
     });
   }
@@ -379,7 +404,8 @@ void setup_snapshots(CLI::App* fs_cmd) {
           out.push_back(to_json(s));
         } else {
           std::cout << format_time(s.created_at) << "  " << s.snapshot_id << "  "
-                    << s.commit_ref.substr(0, 12) << "  " << s.tag.value_or("") << "\n";
+                    << s.commit_ref.substr(0, 12) << "  " << display_name(s.tag.value_or(""))
+                    << "\n";
         }
       }
       if (c->json) emit(out);

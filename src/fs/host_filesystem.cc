@@ -59,7 +59,9 @@ Result<NormalPath> HostFilesystem::normalize_for_change(std::string_view path) c
 Status HostFilesystem::check_file(const struct stat& st, const NormalPath& p) const {
   if (S_ISDIR(st.st_mode)) return is_a_directory("'" + p.str() + "' is a directory, not a file");
   if (!S_ISREG(st.st_mode)) {
-    return permission_denied("'" + p.str() + "' is not a regular file (device, fifo or socket)");
+    return permission_denied("'" + p.str() + "' is a " +
+                             std::string(file_type_name(file_type_of_mode(st.st_mode))) +
+                             ", not a regular file; only regular files are read or written");
   }
   if (st.st_nlink > 1 && !options_.allow_hard_links) {
     return permission_denied("'" + p.str() + "' has " + std::to_string(st.st_nlink) +
@@ -78,37 +80,47 @@ Result<ChangeLock::Held> HostFilesystem::lock_tree() const {
   return options_.change_lock->lock_tree();
 }
 
-Result<std::string> HostFilesystem::read_file(const NormalPath& p) const {
+Result<UniqueFd> HostFilesystem::open_file(const NormalPath& p, struct stat* st) const {
+  // O_NONBLOCK: opening a fifo must not wait for a writer (check_file refuses it).
   WEFT_ASSIGN_OR_RETURN(UniqueFd fd, root_.open_beneath(p, O_RDONLY | O_NONBLOCK));
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return errno_status(errno, "stat", p.str());
-  WEFT_RETURN_IF_ERROR(check_file(st, p));
-  std::string data;
-  WEFT_RETURN_IF_ERROR(read_all(fd.get(), p.str(), limits().max_read_file_bytes, &data));
-  return data;
+  if (::fstat(fd.get(), st) != 0) return errno_status(errno, "stat", p.str());
+  WEFT_RETURN_IF_ERROR(check_file(*st, p));
+  if (st->st_size > limits().max_read_file_bytes) {
+    return resource_exhausted("'" + p.str() + "' is " + std::to_string(st->st_size) +
+                              " bytes, over the read limit of " +
+                              std::to_string(limits().max_read_file_bytes));
+  }
+  return fd;
 }
 
 Result<ReadResult> HostFilesystem::do_read(std::string_view path, int64_t offset,
                                            std::optional<int64_t> limit) {
   WEFT_RETURN_IF_ERROR(check_page_args(offset, limit));
   WEFT_ASSIGN_OR_RETURN(NormalPath p, normalize(path));
-  WEFT_ASSIGN_OR_RETURN(std::string data, read_file(p));
-  return page_lines(data, p.str(), offset, limit, limits());
+  struct stat st;
+  WEFT_ASSIGN_OR_RETURN(UniqueFd fd, open_file(p, &st));
+  std::string buffer;
+  ChunkReader reader(fd.get(), p.str(), limits().max_read_file_bytes, &buffer);
+  return page_lines_stream([&] { return reader.next(); }, p.str(), offset, limit, limits());
 }
 
 Result<ReadBytesResult> HostFilesystem::do_read_bytes(std::string_view path, int64_t offset,
                                                       std::optional<int64_t> limit) {
   WEFT_RETURN_IF_ERROR(check_page_args(offset, limit));
   WEFT_ASSIGN_OR_RETURN(NormalPath p, normalize(path));
-  WEFT_ASSIGN_OR_RETURN(std::string data, read_file(p));
-  if (offset == 0 && !limit) {  // the whole file: hand over the buffer instead of copying it
-    ReadBytesResult r;
-    r.path = p.str();
-    r.size_bytes = r.limit = static_cast<int64_t>(data.size());
-    r.content = std::move(data);
-    return r;
-  }
-  return page_bytes(data, p.str(), offset, limit);
+  struct stat st;
+  WEFT_ASSIGN_OR_RETURN(UniqueFd fd, open_file(p, &st));
+  // Only the range asked for is read.
+  ReadBytesResult r;
+  r.path = p.str();
+  r.size_bytes = static_cast<int64_t>(st.st_size);
+  r.offset = offset;
+  int64_t from = std::min<int64_t>(offset, r.size_bytes);
+  int64_t count = limit ? std::min(*limit, r.size_bytes - from) : r.size_bytes - from;
+  WEFT_RETURN_IF_ERROR(read_range(fd.get(), p.str(), from, count, &r.content));
+  r.limit = limit ? *limit : static_cast<int64_t>(r.content.size());
+  r.truncated = from + static_cast<int64_t>(r.content.size()) < r.size_bytes;
+  return r;
 }
 
 bool HostFilesystem::do_exists(std::string_view path) { return do_stat(path).ok(); }
@@ -129,6 +141,11 @@ Result<FileStat> HostFilesystem::do_stat(std::string_view path) {
   s.path = p.str();
   s.is_file = S_ISREG(sx.stx_mode);
   s.is_directory = S_ISDIR(sx.stx_mode);
+  s.type = file_type_of_mode(sx.stx_mode);
+  if (s.type == FileType::kSymlink) {
+    WEFT_ASSIGN_OR_RETURN(UniqueFd dir, root_.open_parent(p, false));
+    s.symlink_target = read_link_at(dir.get(), p.name());
+  }
   s.size_bytes = s.is_directory ? 0 : static_cast<int64_t>(sx.stx_size);
   if (sx.stx_mask & STATX_BTIME) s.created_at = to_time(sx.stx_btime);
   s.modified_at = to_time(sx.stx_mtime);
@@ -150,7 +167,10 @@ Result<std::vector<FileEntry>> HostFilesystem::do_list(std::string_view path) {
   std::vector<FileEntry> out;
   for (DirEntry& e : entries) {
     if (e.name.rfind(kTempPrefix, 0) == 0) continue;
-    out.push_back({e.name, p.child(e.name).str(), e.type == DT_REG, e.type == DT_DIR});
+    FileEntry entry{e.name,           p.child(e.name).str(),       e.type == DT_REG,
+                    e.type == DT_DIR, file_type_of_dirent(e.type), std::nullopt};
+    if (entry.type == FileType::kSymlink) entry.symlink_target = read_link_at(fd->get(), e.name);
+    out.push_back(std::move(entry));
   }
   return out;
 }

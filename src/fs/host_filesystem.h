@@ -60,7 +60,9 @@ class HostFilesystem final : public Filesystem {
   // tree; an empty Held when there is none.
   Result<ChangeLock::Held> lock_path(const NormalPath& p) const;
   Result<ChangeLock::Held> lock_tree() const;
-  Result<std::string> read_file(const NormalPath& p) const;
+  // Opens p for reading, refusing what check_file refuses and files over
+  // limits().max_read_file_bytes; `st` gets its fstat.
+  Result<UniqueFd> open_file(const NormalPath& p, struct stat* st) const;
   // Atomically replaces (or creates) p with `data`: temp file, rename (with the
   // fsyncs of options_.durability).
   // `keep_mode` < 0 means a new file's default mode.

@@ -221,10 +221,7 @@ Result<std::vector<DirEntry>> read_dir(int dirfd, bool sort) {
     if (type == DT_UNKNOWN) {
       struct stat st;
       if (::fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-      type = S_ISDIR(st.st_mode)   ? DT_DIR
-             : S_ISREG(st.st_mode) ? DT_REG
-             : S_ISLNK(st.st_mode) ? DT_LNK
-                                   : DT_UNKNOWN;
+      type = IFTODT(st.st_mode);
     }
     out.push_back({e->d_name, type});
   }
@@ -246,6 +243,43 @@ Result<std::vector<DirEntry>> read_dir(int dirfd, bool sort) {
   return out;
 }
 
+FileType file_type_of_mode(mode_t mode) {
+  if (S_ISREG(mode)) return FileType::kFile;
+  if (S_ISDIR(mode)) return FileType::kDirectory;
+  if (S_ISLNK(mode)) return FileType::kSymlink;
+  if (S_ISFIFO(mode)) return FileType::kFifo;
+  if (S_ISSOCK(mode)) return FileType::kSocket;
+  if (S_ISCHR(mode)) return FileType::kCharDevice;
+  if (S_ISBLK(mode)) return FileType::kBlockDevice;
+  return FileType::kOther;
+}
+
+FileType file_type_of_dirent(unsigned char type) {
+  return type == DT_UNKNOWN ? FileType::kOther : file_type_of_mode(DTTOIF(type));
+}
+
+std::optional<std::string> read_link_at(int dirfd, const std::string& name) {
+  char buf[4096];
+  ssize_t n = ::readlinkat(dirfd, name.c_str(), buf, sizeof buf);
+  if (n < 0) return std::nullopt;
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+namespace {
+
+// One read (a pread at `offset` when it is >= 0), retried on EINTR: the bytes
+// read, 0 at the end of the file.
+Result<size_t> read_once(int fd, char* buf, size_t size, int64_t offset, const std::string& what) {
+  for (;;) {
+    ssize_t n =
+        offset >= 0 ? ::pread(fd, buf, size, static_cast<off_t>(offset)) : ::read(fd, buf, size);
+    if (n >= 0) return static_cast<size_t>(n);
+    if (errno != EINTR) return errno_status(errno, "read", what);
+  }
+}
+
+}  // namespace
+
 Status read_all(int fd, const std::string& what, int64_t max_bytes, std::string* out) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return errno_status(errno, "stat", what);
@@ -262,13 +296,36 @@ Status read_all(int fd, const std::string& what, int64_t max_bytes, std::string*
       }
       out->resize(out->size() * 2);
     }
-    ssize_t n = ::read(fd, out->data() + got, out->size() - got);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno_status(errno, "read", what);
-    }
+    WEFT_ASSIGN_OR_RETURN(size_t n, read_once(fd, out->data() + got, out->size() - got, -1, what));
     if (n == 0) break;
-    got += static_cast<size_t>(n);
+    got += n;
+  }
+  out->resize(got);
+  return Status();
+}
+
+Result<std::string_view> ChunkReader::next() {
+  if (buffer_.size() != kChunkBytes) buffer_.resize(kChunkBytes);
+  WEFT_ASSIGN_OR_RETURN(size_t n, read_once(fd_, buffer_.data(), buffer_.size(), -1, what_));
+  read_ += static_cast<int64_t>(n);
+  if (read_ > max_bytes_) {
+    return resource_exhausted("'" + what_ + "' grew over the read limit of " +
+                              std::to_string(max_bytes_) + " bytes while being read");
+  }
+  return std::string_view(buffer_.data(), n);
+}
+
+Status read_range(int fd, const std::string& what, int64_t offset, int64_t count,
+                  std::string* out) {
+  out->clear();
+  if (count <= 0) return Status();
+  out->resize(static_cast<size_t>(count));
+  size_t got = 0;
+  while (got < out->size()) {
+    WEFT_ASSIGN_OR_RETURN(size_t n, read_once(fd, out->data() + got, out->size() - got,
+                                              offset + static_cast<int64_t>(got), what));
+    if (n == 0) break;
+    got += n;
   }
   out->resize(got);
   return Status();

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -220,8 +221,37 @@ Result<bool> lstat_at(int dirfd, const std::string& name, struct stat* st);
 // depth-first walk visits paths in byte order (a directory sorts as name + "/").
 Result<std::vector<DirEntry>> read_dir(int dirfd, bool sort = true);
 
+// What a st_mode / a dirent d_type names.
+FileType file_type_of_mode(mode_t mode);
+FileType file_type_of_dirent(unsigned char type);
+// The target of symlink `name` in `dirfd` as stored (never followed), or
+// nullopt when it cannot be read.
+std::optional<std::string> read_link_at(int dirfd, const std::string& name);
+
 // Reads the whole of an open regular file (up to max_bytes, else kResourceExhausted).
 Status read_all(int fd, const std::string& what, int64_t max_bytes, std::string* out);
+
+// Reads an open file front to back in chunks of at most kChunkBytes, into a
+// buffer the caller may reuse between files. next() gives an empty view at
+// the end, and kResourceExhausted once more than max_bytes were read (the file
+// grew while being read).
+class ChunkReader {
+ public:
+  static constexpr size_t kChunkBytes = 256 << 10;
+  ChunkReader(int fd, std::string what, int64_t max_bytes, std::string* buffer)
+      : fd_(fd), what_(std::move(what)), max_bytes_(max_bytes), buffer_(*buffer) {}
+  Result<std::string_view> next();
+
+ private:
+  int fd_;
+  std::string what_;
+  int64_t max_bytes_;
+  int64_t read_ = 0;
+  std::string& buffer_;
+};
+
+// Reads bytes [offset, offset + count) of an open file (fewer at its end) into `out`.
+Status read_range(int fd, const std::string& what, int64_t offset, int64_t count, std::string* out);
 
 // Writes all of `data` to fd.
 Status write_all(int fd, std::string_view data, const std::string& what);

@@ -40,7 +40,8 @@ struct GlobWalk {
       if (skipped(e)) continue;
       std::string child = rel.empty() ? e.name : rel + "/" + e.name;
       if (pattern.matches(child)) {
-        out->push_back({base.is_root() ? child : base.str() + "/" + child, e.type == DT_REG});
+        out->push_back({base.is_root() ? child : base.str() + "/" + child, e.type == DT_REG,
+                        file_type_of_dirent(e.type)});
       }
       if (e.type == DT_DIR && pattern.could_match_below(child)) {
         int fd = ::openat(dirfd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -74,8 +75,9 @@ struct GrepScan {
     struct stat st;
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > max_bytes) return;
     if (st.st_nlink > 1 && !allow_hard_links) return;
-    if (!read_all(fd, path, max_bytes, buffer).ok()) return;
-    query.search(*buffer, path, out);
+    ChunkReader reader(fd, path, max_bytes, buffer);
+    // A read error mid-file keeps what was found before it, like rg.
+    (void)query.search_stream([&] { return reader.next(); }, path, out);
   }
 
   std::string result_path(const std::string& rel) const {
@@ -277,8 +279,12 @@ Result<std::vector<GrepMatch>> HostFilesystem::do_grep(std::string_view pattern,
 Result<std::vector<GrepMatch>> HostFilesystem::do_grep_with(std::string_view pattern,
                                                             std::string_view path,
                                                             const GrepOptions& options) {
-  WEFT_ASSIGN_OR_RETURN(auto query,
-                        GrepQuery::compile(pattern, options.glob, options.max_matches, limits()));
+  FsLimits query_limits = limits();
+  if (options.max_line_bytes) {
+    query_limits.max_line_bytes = std::min(query_limits.max_line_bytes, *options.max_line_bytes);
+  }
+  WEFT_ASSIGN_OR_RETURN(
+      auto query, GrepQuery::compile(pattern, options.glob, options.max_matches, query_limits));
   WEFT_ASSIGN_OR_RETURN(NormalPath base, normalize(path));
   WEFT_ASSIGN_OR_RETURN(UniqueFd fd, root_.open_beneath(base, O_RDONLY | O_NONBLOCK));
   struct stat st;
@@ -296,9 +302,14 @@ Result<std::vector<GrepMatch>> HostFilesystem::do_grep_with(std::string_view pat
     if (!completed) return cancelled_error("grep was cancelled");
   } else {
     WEFT_RETURN_IF_ERROR(check_file(st, base));
-    std::string data;
-    WEFT_RETURN_IF_ERROR(read_all(fd.get(), base.str(), limits().max_read_file_bytes, &data));
-    query->search(data, base.str(), &out);
+    if (st.st_size > limits().max_read_file_bytes) {
+      return resource_exhausted("'" + base.str() + "' is " + std::to_string(st.st_size) +
+                                " bytes, over the read limit of " +
+                                std::to_string(limits().max_read_file_bytes));
+    }
+    std::string buffer;
+    ChunkReader reader(fd.get(), base.str(), limits().max_read_file_bytes, &buffer);
+    WEFT_RETURN_IF_ERROR(query->search_stream([&] { return reader.next(); }, base.str(), &out));
   }
   return out;
 }

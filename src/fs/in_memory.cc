@@ -55,6 +55,7 @@ class InMemoryFilesystem final : public Filesystem {
     s.path = p.str();
     s.is_file = !node->is_dir;
     s.is_directory = node->is_dir;
+    s.type = node->is_dir ? FileType::kDirectory : FileType::kFile;
     s.size_bytes = node->is_dir ? 0 : static_cast<int64_t>(node->data->size());
     s.created_at = node->created_at;
     s.modified_at = node->modified_at;
@@ -68,7 +69,8 @@ class InMemoryFilesystem final : public Filesystem {
     std::vector<FileEntry> out;
     out.reserve(node->children.size());
     for (const auto& [name, child] : node->children) {
-      out.push_back({name, p.child(name).str(), !child->is_dir, child->is_dir});
+      out.push_back({name, p.child(name).str(), !child->is_dir, child->is_dir,
+                     child->is_dir ? FileType::kDirectory : FileType::kFile, std::nullopt});
     }
     return out;
   }
@@ -239,7 +241,10 @@ class InMemoryFilesystem final : public Filesystem {
                         const std::string& rel, std::vector<GlobMatch>* out) {
     for (const auto& [name, child] : dir->children) {
       std::string child_rel = rel.empty() ? name : rel + "/" + name;
-      if (g.matches(child_rel)) out->push_back({base.child(child_rel).str(), !child->is_dir});
+      if (g.matches(child_rel)) {
+        out->push_back({base.child(child_rel).str(), !child->is_dir,
+                        child->is_dir ? FileType::kDirectory : FileType::kFile});
+      }
       if (child->is_dir && g.could_match_below(child_rel)) {
         glob_walk(g, child, base, child_rel, out);
       }

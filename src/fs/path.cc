@@ -1,6 +1,7 @@
 // Lexical path normalisation shared by every backend.
 #include "weft/fs/path.h"
 
+#include <cstdio>
 #include <string>
 
 #include "weft/base/utf.h"
@@ -9,16 +10,22 @@ namespace weft::fs {
 namespace {
 
 std::string quote(std::string_view path) {
-  std::string out = "'";
-  for (char c : path.substr(0, 200)) {
-    if (c == '\0') {
-      out += "\\0";
-    } else {
-      out.push_back(c);
-    }
-  }
+  std::string out = "'" + display_name(path.substr(0, 200));
   if (path.size() > 200) out += "...";
   return out + "'";
+}
+
+void append_hex_byte(std::string& out, unsigned char c) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += "\\x";
+  out.push_back(kHex[c >> 4]);
+  out.push_back(kHex[c & 15]);
+}
+
+// Characters that can move or hide text on a terminal or in a model's view.
+bool invisible_control(char32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 ||
+         (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
 // Splits `path` on '/' into `out`, applying "." and ".."; false when ".."
@@ -42,6 +49,52 @@ bool apply_segments(std::string_view path, std::vector<std::string>* out) {
 }
 
 }  // namespace
+
+std::string display_name(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  size_t i = 0;
+  while (i < name.size()) {
+    unsigned char c = static_cast<unsigned char>(name[i]);
+    if (c < 0x80) {
+      if (c == 0) {
+        out += "\\0";
+      } else if (c == '\\') {
+        out += "\\\\";
+      } else if (c == '\n') {
+        out += "\\n";
+      } else if (c == '\r') {
+        out += "\\r";
+      } else if (c == '\t') {
+        out += "\\t";
+      } else if (c < 0x20 || c == 0x7F) {
+        append_hex_byte(out, c);
+      } else {
+        out.push_back(static_cast<char>(c));
+      }
+      ++i;
+      continue;
+    }
+    size_t len = utf8_sequence_length(c);
+    std::string_view seq = name.substr(i, len);
+    if (len == 1 || seq.size() < len || !is_valid_utf8(seq)) {
+      append_hex_byte(out, c);
+      ++i;
+      continue;
+    }
+    size_t j = 0;
+    char32_t cp = decode_utf8_unchecked(seq, j);
+    if (invisible_control(cp)) {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "\\u{%04X}", static_cast<unsigned>(cp));
+      out += buf;
+    } else {
+      out.append(seq);
+    }
+    i += len;
+  }
+  return out;
+}
 
 std::string NormalPath::str() const {
   if (segments.empty()) return ".";

@@ -29,6 +29,43 @@ Result<WriteMode> parse_write_mode(std::string_view name) {
                           "' is not one of create, overwrite, append");
 }
 
+std::string_view file_type_name(FileType type) {
+  switch (type) {
+    case FileType::kFile:
+      return "file";
+    case FileType::kDirectory:
+      return "directory";
+    case FileType::kSymlink:
+      return "symlink";
+    case FileType::kFifo:
+      return "fifo";
+    case FileType::kSocket:
+      return "socket";
+    case FileType::kCharDevice:
+      return "char_device";
+    case FileType::kBlockDevice:
+      return "block_device";
+    case FileType::kOther:
+      return "other";
+  }
+  return "other";
+}
+
+std::string_view file_type_mark(FileType type) {
+  switch (type) {
+    case FileType::kDirectory:
+      return "/";
+    case FileType::kSymlink:
+      return "@";
+    case FileType::kFifo:
+      return "|";
+    case FileType::kSocket:
+      return "=";
+    default:
+      return "";
+  }
+}
+
 std::string format_time(TimePoint t) {
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
   int64_t secs = us / 1'000'000;

@@ -237,8 +237,12 @@ std::string bytes_arg(const py::handle& value) {
 }
 
 py::object to_python(const fs::ReadResult& v) {
+  py::tuple cut(v.cut_lines.size());
+  for (size_t i = 0; i < v.cut_lines.size(); ++i) {
+    cut[i] = py::make_tuple(v.cut_lines[i].line, v.cut_lines[i].length_bytes);
+  }
   return types().read_result(strict_str(v.content), path_str(v.path), v.total_lines, v.offset,
-                             v.limit, v.truncated);
+                             v.limit, v.truncated, v.lines, cut);
 }
 
 py::object to_python(const fs::ReadBytesResult& v) {
@@ -248,7 +252,9 @@ py::object to_python(const fs::ReadBytesResult& v) {
 
 py::object to_python(const fs::FileStat& v) {
   return types().file_stat(path_str(v.path), v.is_file, v.is_directory, v.size_bytes,
-                           to_datetime(v.created_at), to_datetime(v.modified_at));
+                           to_datetime(v.created_at), to_datetime(v.modified_at),
+                           py::str(std::string(fs::file_type_name(v.type))),
+                           optional_str(v.symlink_target));
 }
 
 py::object to_python(const fs::WriteResult& v) {
@@ -276,7 +282,9 @@ py::list to_python(const std::vector<fs::FileEntry>& values) {
   py::list out;
   const py::object& type = types().file_entry;
   for (const auto& v : values) {
-    out.append(type(path_str(v.name), path_str(v.path), v.is_file, v.is_directory));
+    out.append(type(path_str(v.name), path_str(v.path), v.is_file, v.is_directory,
+                    py::str(std::string(fs::file_type_name(v.type))),
+                    optional_str(v.symlink_target)));
   }
   return out;
 }
@@ -293,7 +301,7 @@ py::list to_python(const std::vector<fs::GrepMatch>& values) {
   const py::object& type = types().grep_match;
   for (const auto& v : values) {
     out.append(type(path_str(v.path), v.line_number, lenient_str(v.line_content), v.match_start,
-                    v.match_end));
+                    v.match_end, v.line_length_bytes, v.line_content_offset_byte));
   }
   return out;
 }

@@ -46,11 +46,19 @@ class WorkspaceResources : public ResourceProvider {
     WEFT_ASSIGN_OR_RETURN(std::string path, ws_->path_of_uri(uri));
     WEFT_ASSIGN_OR_RETURN(path, ws_->resolve(path, roots));
     WEFT_ASSIGN_OR_RETURN(fs::FileStat st, ws_->fs().stat(path));
-    if (!st.is_file) return not_found("resource '" + uri + "' is not a file");
-    if (st.size_bytes > kMaxResourceBytes) {
-      return resource_exhausted("resource '" + uri + "' is over 16 MiB; use fs_read with offset");
+    if (!st.is_file) {
+      return not_found("resource '" + fs::display_name(uri) + "' is a " +
+                       std::string(fs::file_type_name(st.type)) + ", not a regular file");
     }
-    WEFT_ASSIGN_OR_RETURN(auto bytes, ws_->fs().read_bytes(path));
+    auto too_big = [&] {
+      return resource_exhausted("resource '" + fs::display_name(uri) +
+                                "' is over 16 MiB; use fs_read with offset");
+    };
+    if (st.size_bytes > kMaxResourceBytes) return too_big();
+    // At most one byte over the cap is read, so a file that grew since the stat is caught
+    // without loading it.
+    WEFT_ASSIGN_OR_RETURN(auto bytes, ws_->fs().read_bytes(path, 0, kMaxResourceBytes + 1));
+    if (static_cast<int64_t>(bytes.content.size()) > kMaxResourceBytes) return too_big();
     std::string mime = tools::mime_type_for(path);
     Json content = {{"uri", uri}};
     if (is_valid_utf8(bytes.content) && bytes.content.find('\0') == std::string::npos) {

@@ -51,6 +51,10 @@ fs::FsLimits server_fs_limits() {
   limits.max_path_depth = 64;
   limits.max_segment_length = 255;
   limits.max_grep_matches = 100'000;
+  // What an agent's context can take from one call: longer lines are cut (and
+  // say so), a page stops early.
+  limits.max_line_bytes = 4096;
+  limits.max_read_bytes = 256ll << 10;
   return limits;
 }
 

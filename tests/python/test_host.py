@@ -148,6 +148,8 @@ def test_symlink_to_file_outside(host):
     assert (outside / "secret.txt").read_text() == "top secret\n"
     [entry] = fs.list()
     assert (entry.name, entry.is_file, entry.is_directory) == ("link.txt", False, False)
+    assert (entry.type, entry.symlink_target) == ("symlink", str(outside / "secret.txt"))
+    assert fs.stat("link.txt").type == "symlink"
     assert fs.exists("link.txt")
     assert fs.grep("secret") == []
 
@@ -355,3 +357,25 @@ def test_snapshot_records_interoperate_with_the_cli(tmp_path, monkeypatch):
     fs.restore(record)
     assert fs.read("a.txt").content == "one\n"
     assert [s.tag for s in fs.snapshots()] == ["py", None]
+
+
+def test_fifo_is_refused_at_once_and_typed(host):
+    fs, root, _ = host
+    os.mkfifo(root / "pipe")
+    with pytest.raises(PermissionError, match="fifo"):
+        fs.read("pipe")  # no writer ever comes: must not wait for one
+    assert fs.stat("pipe").type == "fifo"
+    assert [(e.name, e.type, e.is_file) for e in fs.list()] == [("pipe", "fifo", False)]
+
+
+def test_long_line_is_cut_with_its_length(host):
+    fs, root, _ = host
+    (root / "long.txt").write_text("x" * 300_000 + "NEEDLE\nshort\n")
+    page = fs.read("long.txt")
+    assert page.content == "x" * 262_144 + "\nshort\n"  # the default cap: 256 KiB
+    assert (page.lines, page.total_lines, page.cut_lines) == (2, 2, ((0, 300_006),))
+    [match] = fs.grep("NEEDLE")
+    assert match.line_length_bytes == 300_006
+    assert len(match.line_content) <= 262_144
+    assert match.line_content[match.match_start:match.match_end] == "NEEDLE"
+    assert match.line_content_offset_byte + match.match_start == 300_000

@@ -59,6 +59,10 @@ struct GrepOptions {
   // thread only, 0 uses every hardware thread. The result is the same for
   // any count: the walk order, max_matches and cancellation hold.
   int threads = 1;
+  // Caps GrepMatch::line_content below limits().max_line_bytes for this call
+  // (at least 16 bytes), e.g. when only paths or counts are wanted. Host and
+  // Sandbox backends.
+  std::optional<int64_t> max_line_bytes;
 };
 
 class Filesystem {

@@ -41,6 +41,17 @@ struct NormalPath {
 Result<NormalPath> normalize_path(std::string_view path, std::string_view root,
                                   const FsLimits& limits);
 
+// A name or path made safe to print in a line of text output (listings,
+// grep lines, CLI output): the result holds no control character, so a name
+// cannot end a line or forge the next one. Escaped: '\\' as "\\\\"; "\n",
+// "\r", "\t"; other C0 controls, DEL and every byte of invalid UTF-8 as
+// "\xNN"; C1 controls, line/paragraph separators and bidirectional
+// overrides (U+0080-U+009F, U+2028-U+2029, U+202A-U+202E, U+2066-U+2069)
+// as "\u{XXXX}". Everything else, and ASCII-only ordinary names, pass
+// through unchanged. JSON output keeps the exact name instead (JSON escapes
+// it); a tool needs the exact name, not this form.
+std::string display_name(std::string_view name);
+
 }  // namespace weft::fs
 
 #endif  // WEFT_FS_PATH_H_

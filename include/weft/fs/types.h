@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "weft/base/status.h"
 
@@ -47,10 +48,43 @@ struct FsLimits {
   int64_t default_read_lines = 2'000;
   // Most grep matches returned; a larger max_matches is clamped to this.
   int64_t max_grep_matches = 1'000;
-  // Largest file read()/read_bytes()/grep will load, in bytes (a guard
-  // against memory blow-up, not a seed limit). Over it: kResourceExhausted.
+  // Largest file read()/read_bytes()/grep will take, in bytes (a bound on
+  // the time one call spends, not a seed limit). read() and grep stream the
+  // file in bounded chunks, so their memory does not grow with it. Over it:
+  // kResourceExhausted (grep skips the file).
   int64_t max_read_file_bytes = 256ll << 20;
+  // Longest line read() returns and grep reports, in bytes (without its
+  // terminator). A longer line is cut at a UTF-8 boundary at or below this;
+  // ReadResult::cut_lines and GrepMatch::line_length_bytes give its length.
+  // The default holds any one write() (48,000 code points of up to 4 bytes),
+  // so what was written on one line reads back whole; the MCP server uses
+  // 4 KiB (server_fs_limits).
+  int64_t max_line_bytes = 256ll << 10;
+  // Most bytes of `content` one read() returns: whole (possibly cut) lines
+  // are taken while they fit, at least one; the rest is left for the next
+  // page (truncated). Bounds a page of many long lines.
+  int64_t max_read_bytes = 1ll << 20;
 };
+
+// What a path names. Host backends report what lstat says (links are never
+// followed); InMemory has only files and directories.
+enum class FileType {
+  kFile,
+  kDirectory,
+  kSymlink,
+  kFifo,
+  kSocket,
+  kCharDevice,
+  kBlockDevice,
+  kOther,
+};
+
+// "file", "directory", "symlink", "fifo", "socket", "char_device",
+// "block_device", "other".
+std::string_view file_type_name(FileType type);
+// The mark `ls -F` puts after a name: "/" directory, "@" symlink, "|" fifo,
+// "=" socket, "" otherwise.
+std::string_view file_type_mark(FileType type);
 
 // write()/write_bytes() behaviour. Python/CLI names: "create", "overwrite", "append".
 enum class WriteMode { kCreate, kOverwrite, kAppend };
@@ -64,55 +98,81 @@ Result<WriteMode> parse_write_mode(std::string_view name);
 // root ("." for the root itself); timestamps are absent when unknown.
 struct FileStat {
   std::string path;
-  bool is_file = false;
+  bool is_file = false;  // a regular file
   bool is_directory = false;
+  FileType type = FileType::kFile;
+  // For a symlink: its target as stored (readlink), never followed.
+  std::optional<std::string> symlink_target;
   int64_t size_bytes = 0;
   std::optional<TimePoint> created_at;
   std::optional<TimePoint> modified_at;
 };
 
-// One directory listing entry. A symbolic link (Host backends only) has
-// is_file == is_directory == false: links are listed but never followed.
+// One directory listing entry. Anything but a regular file or a directory
+// (Host backends only: symlinks, fifos, sockets, devices) has is_file ==
+// is_directory == false and says what it is in `type`; links are listed but
+// never followed. `name` is the name as stored: it may hold any byte but NUL
+// and '/', so text output must escape it (display_name in path.h).
 struct FileEntry {
   std::string name;
   std::string path;  // relative to the root
   bool is_file = false;
   bool is_directory = false;
+  FileType type = FileType::kFile;
+  std::optional<std::string> symlink_target;  // for a symlink, as stored
 };
 
 // One glob result; `path` is relative to the root (not to the glob's base).
 struct GlobMatch {
   std::string path;
   bool is_file = false;
+  FileType type = FileType::kFile;
 };
 
 // One grep match: the first match of the pattern on a line (one per line,
 // like `rg`). `line_number` is 1-based; `line_content` is the line without its
 // terminator ("\n" or "\r\n"). match_start/match_end are offsets in Unicode
 // code points into line_content (the seed's Python str indices); the *_byte
-// variants are the same span in UTF-8 bytes.
+// variants are the same span in UTF-8 bytes. A line longer than
+// FsLimits::max_line_bytes is cut: line_content is then a window of at most
+// that many bytes around the match, starting line_content_offset_byte bytes
+// into the line, and line_length_bytes is the whole line's length.
 struct GrepMatch {
   std::string path;
   int64_t line_number = 0;
   std::string line_content;
+  int64_t line_length_bytes = 0;
+  int64_t line_content_offset_byte = 0;
   int64_t match_start = 0;
   int64_t match_end = 0;
   int64_t match_start_byte = 0;
   int64_t match_end_byte = 0;
 };
 
+// A line of a ReadResult that was cut (see FsLimits::max_line_bytes):
+// `line` is its 0-based number in the file, `length_bytes` its whole length
+// without the terminator.
+struct CutLine {
+  int64_t line = 0;
+  int64_t length_bytes = 0;
+};
+
 // A page of a text file. Lines end at "\n"; a final line without "\n" still
 // counts; an empty file has 0 lines. `content` is the selected lines with
-// their terminators, byte for byte (CRLF kept). `limit` is the effective limit
-// (the default when the caller gave none); truncated == lines remain after
-// the page.
+// their terminators, byte for byte (CRLF kept), except that a line over
+// FsLimits::max_line_bytes keeps only its head (listed in cut_lines), and the
+// page stops early once FsLimits::max_read_bytes are taken. `lines` is the
+// number of lines in `content`; `limit` is the effective limit (the default
+// when the caller gave none); truncated == lines remain after the page.
 struct ReadResult {
   std::string content;
   std::string path;
   int64_t total_lines = 0;
   int64_t offset = 0;
   int64_t limit = 0;
+  int64_t lines = 0;
   bool truncated = false;
+  std::vector<CutLine> cut_lines;
 };
 
 // A byte range of a file. `content` holds raw bytes; size_bytes is the whole

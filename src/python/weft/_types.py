@@ -30,16 +30,25 @@ class FileStat:
     size_bytes: int
     created_at: _dt.datetime | None = None
     modified_at: _dt.datetime | None = None
+    # "file", "directory", "symlink", "fifo", "socket", "char_device",
+    # "block_device" or "other" (links are never followed).
+    type: str = "file"
+    symlink_target: str | None = None  # a symlink's target as stored
 
 
 @dataclass(slots=True, frozen=True)
 class FileEntry:
-    """One directory listing entry. A symlink (host backends) is neither file nor directory."""
+    """One directory listing entry. A symlink (host backends) is neither file nor directory.
+
+    `name` may hold control characters; escape it before printing it in text.
+    """
 
     name: str
     path: str
     is_file: bool
     is_directory: bool
+    type: str = "file"  # as FileStat.type
+    symlink_target: str | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -63,6 +72,10 @@ class GrepMatch:
     line_content: str
     match_start: int
     match_end: int
+    # A line over the line cap (256 KiB by default) is shown as a window around the match:
+    # its whole length in bytes, and where line_content starts in it.
+    line_length_bytes: int = 0
+    line_content_offset_byte: int = 0
 
 
 @dataclass(slots=True, frozen=True)
@@ -75,6 +88,10 @@ class ReadResult:
     offset: int
     limit: int
     truncated: bool
+    # Lines in `content` (a page stops early after 1 MiB), and the lines cut
+    # at the line cap (256 KiB by default) as (0-based line, whole length in bytes).
+    lines: int = 0
+    cut_lines: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(slots=True, frozen=True)

@@ -18,14 +18,14 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
     edits.push_back(
         {arg_string(e, "old_string"), arg_string(e, "new_string"), arg_bool(e, "replace_all")});
   }
-  auto before = ws->fs().read_bytes(path);
+  auto before = read_for_rewrite(*ws, path, "fs_edit");
   if (!before.ok()) {
     if (before.status().code() == StatusCode::kNotFound) {
       return not_found("'" + path + "' does not exist; create it with fs_write");
     }
     return explain(before.status(), path);
   }
-  auto outcome = text::apply_string_edits(before->content, edits);
+  auto outcome = text::apply_string_edits(*before, edits);
   if (!outcome.ok()) {
     return Status(outcome.status().code(),
                   std::string(outcome.status().message()) +
@@ -36,7 +36,7 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   text::MakeDiffOptions diff_options;
   diff_options.old_label = "a/" + path;
   diff_options.new_label = "b/" + path;
-  std::string diff = region_diff(before->content, outcome->new_text, diff_options);
+  std::string diff = region_diff(*before, outcome->new_text, diff_options);
   if (!dry_run) {
     auto written = ws->fs().write_bytes(path, outcome->new_text, fs::WriteMode::kOverwrite, false);
     if (!written.ok()) return explain(written.status(), path);

@@ -16,7 +16,7 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   for (size_t i = 0; i < matches->size() && i < max; ++i) {
     const auto& m = (*matches)[i];
     paths.push_back(m.path);
-    text += m.path + (m.is_file ? "" : "/") + "\n";
+    text += fs::display_name(m.path) + std::string(fs::file_type_mark(m.type)) + "\n";
   }
   if (paths.empty()) text = "No paths match.\n";
   if (truncated) {
@@ -37,8 +37,10 @@ ToolSpec fs_glob_tool() {
   t.description =
       "Find files and directories whose path (relative to `path`) matches a glob: * and ? stay "
       "within a segment, ** spans directories, {a,b} alternatives, [a-z] classes. Examples: "
-      "\"**/*.py\", \"src/*.{h,cc}\". Results are workspace-relative and sorted; directories end "
-      "with '/'. Symbolic links are not followed.";
+      "\"**/*.py\", \"src/*.{h,cc}\". Results are workspace-relative and sorted; in the text, "
+      "directories end with '/', symlinks '@', fifos '|' and sockets '='. Symbolic links are not "
+      "followed. Control characters in names are escaped in the text (\\n, \\xNN); "
+      "structuredContent holds the exact paths.";
   t.input_schema = object_schema(
       {{"pattern", string_prop("Glob pattern, e.g. \"**/*.md\"", 1)},
        {"path", string_prop("Directory to search under (default: the workspace root)")},

@@ -29,6 +29,29 @@ void add_rule(std::vector<IgnoreRule>& rules, std::string line) {
   }
 }
 
+// The text listing's tag for an entry type, padded to one width.
+const char* type_tag(fs::FileType type) {
+  switch (type) {
+    case fs::FileType::kFile:
+      return "[FILE] ";
+    case fs::FileType::kDirectory:
+      return "[DIR]  ";
+    case fs::FileType::kSymlink:
+      return "[LINK] ";
+    case fs::FileType::kFifo:
+      return "[FIFO] ";
+    case fs::FileType::kSocket:
+      return "[SOCK] ";
+    case fs::FileType::kCharDevice:
+      return "[CHR]  ";
+    case fs::FileType::kBlockDevice:
+      return "[BLK]  ";
+    case fs::FileType::kOther:
+      break;
+  }
+  return "[OTHER]";
+}
+
 struct Lister {
   Workspace& ws;
   const ToolContext& ctx;
@@ -57,11 +80,14 @@ struct Lister {
         truncated = true;
         return Status();
       }
-      const char* type = e.is_directory ? "directory" : e.is_file ? "file" : "symlink";
-      Json entry = {{"path", e.path}, {"type", type}};
+      Json entry = {{"path", e.path}, {"type", std::string(fs::file_type_name(e.type))}};
       std::string line(static_cast<size_t>(2 * (level - 1)), ' ');
-      line += e.is_directory ? "[DIR]  " : e.is_file ? "[FILE] " : "[LINK] ";
-      line += e.name + (e.is_directory ? "/" : "");
+      line += type_tag(e.type);
+      line += fs::display_name(e.name) + (e.is_directory ? "/" : "");
+      if (e.symlink_target) {
+        entry["symlink_target"] = *e.symlink_target;
+        line += " -> " + fs::display_name(*e.symlink_target);
+      }
       if (sizes && e.is_file) {
         auto st = ws.fs().stat(e.path);
         if (st.ok()) {
@@ -124,9 +150,12 @@ ToolSpec fs_list_tool() {
   t.name = "fs_list";
   t.title = "List directory";
   t.description =
-      "List a workspace directory, sorted by name: [DIR] / [FILE] / [LINK] entries (symbolic "
-      "links are shown, never followed). depth > 1 recurses (indented). sizes adds byte sizes. "
-      ".git and the patterns of the root .gitignore are skipped (gitignore: false to show them); "
+      "List a workspace directory, sorted by name: [DIR] / [FILE] / [LINK] (with its target) / "
+      "[FIFO] / [SOCK] / [CHR] / [BLK] entries (symbolic links are shown, never followed). "
+      "Control characters, backslashes and invalid UTF-8 in names are escaped in the text "
+      "(\\n, \\\\, \\xNN); structuredContent holds the exact paths. depth > 1 recurses "
+      "(indented). sizes adds byte sizes. .git and the patterns of the root .gitignore are skipped "
+      "(gitignore: false to show them); "
       "ignore adds glob patterns (a pattern without '/' matches names at any depth). At most "
       "2000 entries.";
   t.input_schema = object_schema(

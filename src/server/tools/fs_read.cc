@@ -8,14 +8,16 @@ namespace weft::server::tools {
 namespace {
 
 constexpr int64_t kDefaultLines = 2000;
-constexpr size_t kMaxLineChars = 2000;  // longer lines are cut in the numbered text
 
-// "     1\tfirst line\n" for each line of `content`, numbered from `first`.
-std::string number_lines(std::string_view content, int64_t first) {
+// "     1\tfirst line\n" for each line of `page.content`, numbered from
+// `first`; a line the fs layer cut ends with cut_line_note.
+std::string number_lines(const fs::ReadResult& page, int64_t first) {
+  std::string_view content = page.content;
   std::string out;
   out.reserve(content.size() + content.size() / 16 + 16);
   int64_t n = first;
   size_t pos = 0;
+  size_t cut = 0;  // next entry of page.cut_lines
   char num[32];
   while (pos < content.size()) {
     size_t nl = content.find('\n', pos);
@@ -23,18 +25,17 @@ std::string number_lines(std::string_view content, int64_t first) {
     std::string_view line = content.substr(pos, end - pos);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     // "%6lld\t" without snprintf's per-call parsing (a 100 KB file has ~1,500 lines).
-    char* end_of_num = std::to_chars(num, num + sizeof num, n++).ptr;
+    char* end_of_num = std::to_chars(num, num + sizeof num, n).ptr;
     size_t digits = static_cast<size_t>(end_of_num - num);
     if (digits < 6) out.append(6 - digits, ' ');
     out.append(num, digits);
     out.push_back('\t');
-    if (line.size() > kMaxLineChars) {
-      out.append(line.substr(0, kMaxLineChars));
-      out.append(" [line cut at 2000 bytes]");
-    } else {
-      out.append(line);
+    out.append(line);
+    if (cut < page.cut_lines.size() && page.cut_lines[cut].line == n - 1) {
+      out += cut_line_note(page.cut_lines[cut++].length_bytes);
     }
     out.push_back('\n');
+    ++n;
     pos = nl == std::string_view::npos ? content.size() : nl + 1;
   }
   return out;
@@ -55,10 +56,8 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
     }
     return explain(page.status(), path);
   }
-  int64_t shown = 0;
-  for (char c : page->content) shown += c == '\n';
-  if (!page->content.empty() && page->content.back() != '\n') ++shown;
-  std::string text = number_lines(page->content, offset);
+  const int64_t shown = page->lines;
+  std::string text = number_lines(*page, offset);
   if (page->total_lines == 0) {
     text = "(empty file)\n";
   } else if (shown == 0) {
@@ -73,6 +72,13 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   Json structured = {
       {"path", page->path}, {"line_ending", crlf ? "crlf" : "lf"}, {"offset", offset},
       {"lines", shown},     {"total_lines", page->total_lines},    {"truncated", page->truncated}};
+  if (!page->cut_lines.empty()) {
+    Json cut = Json::array();
+    for (const fs::CutLine& c : page->cut_lines) {
+      cut.push_back({{"line", c.line + 1}, {"length_bytes", c.length_bytes}});
+    }
+    structured["cut_lines"] = std::move(cut);
+  }
   return ToolOutput{std::move(text), std::move(structured), nullptr};
 }
 
@@ -86,8 +92,10 @@ ToolSpec fs_read_tool() {
       "Read a UTF-8 text file from the workspace. Returns the lines with 1-based line numbers "
       "(`cat -n` style: number, tab, text; the prefix is not part of the file), the total line "
       "count and whether the output was truncated. Use offset/limit to page through large files. "
-      "structuredContent carries the paging facts (total_lines, truncated, line_ending) without "
-      "repeating the text. Binary files are refused: use fs_read_media.";
+      "A line longer than 4 KiB is cut and marked \"[line truncated: N bytes total]\"; a page "
+      "stops early after 256 KiB (truncated, with the offset to continue from). "
+      "structuredContent carries the paging facts (total_lines, truncated, line_ending, "
+      "cut_lines) without repeating the text. Binary files are refused: use fs_read_media.";
   t.input_schema = object_schema(
       {{"path",
         string_prop("File path, relative to the workspace root (or absolute inside it)", 1)},
@@ -99,7 +107,8 @@ ToolSpec fs_read_tool() {
                                    {"offset", {{"type", "integer"}}},
                                    {"lines", {{"type", "integer"}}},
                                    {"total_lines", {{"type", "integer"}}},
-                                   {"truncated", {{"type", "boolean"}}}});
+                                   {"truncated", {{"type", "boolean"}}},
+                                   {"cut_lines", {{"type", "array"}}}});
   t.output_schema.erase("additionalProperties");
   t.annotations = read_only_hints();
   t.handler = run;

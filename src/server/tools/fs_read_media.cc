@@ -12,12 +12,17 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   auto info = ws->fs().stat(path);
   if (!info.ok()) return explain(info.status(), path);
   if (info->is_directory) return is_a_directory("'" + path + "' is a directory; use fs_list");
-  if (info->size_bytes > kMaxMediaBytes) {
-    return resource_exhausted("'" + path + "' has " + std::to_string(info->size_bytes) +
+  auto too_big = [&](int64_t size) {
+    return resource_exhausted("'" + fs::display_name(path) + "' has " + std::to_string(size) +
                               " bytes; fs_read_media returns at most 20 MiB");
-  }
-  auto bytes = ws->fs().read_bytes(path);
+  };
+  if (info->size_bytes > kMaxMediaBytes) return too_big(info->size_bytes);
+  // One byte over the cap at most: a file that grew since the stat is not loaded whole.
+  auto bytes = ws->fs().read_bytes(path, 0, kMaxMediaBytes + 1);
   if (!bytes.ok()) return explain(bytes.status(), path);
+  if (static_cast<int64_t>(bytes->content.size()) > kMaxMediaBytes) {
+    return too_big(bytes->size_bytes);
+  }
   std::string mime = mime_type_for(path);
   std::string data = base64_encode(bytes->content);
   Json block;

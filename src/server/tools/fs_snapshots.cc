@@ -12,7 +12,8 @@ Json snapshot_json(const fs::FilesystemSnapshot& s) {
 }
 
 std::string snapshot_line(const fs::FilesystemSnapshot& s) {
-  return s.snapshot_id + "  " + fs::format_time(s.created_at) + (s.tag ? "  " + *s.tag : "");
+  return s.snapshot_id + "  " + fs::format_time(s.created_at) +
+         (s.tag ? "  " + fs::display_name(*s.tag) : "");
 }
 
 Result<ToolOutput> take(const Json& args, ToolContext& ctx) {

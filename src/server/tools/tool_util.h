@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "weft/fs/filesystem.h"
+#include "weft/fs/path.h"
 #include "weft/server/tool.h"
 #include "weft/server/workspace.h"
 
@@ -41,6 +42,17 @@ std::string base64_encode(std::string_view bytes);
 // MIME type guessed from the file name ("application/octet-stream" when unknown).
 std::string mime_type_for(std::string_view path);
 Json stat_to_json(const fs::FileStat& stat);
+
+// " [line truncated: N bytes total]": what text output appends to a line the
+// fs layer cut (FsLimits::max_line_bytes).
+std::string cut_line_note(int64_t length_bytes);
+
+// The whole of a file a tool will rewrite (fs_edit, fs_patch): refused before
+// reading when it is larger than the workspace's write limit
+// (FsLimits::max_write_chars), which it could not be written back under.
+// kResourceExhausted "'PATH' is N bytes; TOOL rewrites files of at most M
+// bytes (the workspace's write limit)"; other errors as read_bytes.
+Result<std::string> read_for_rewrite(Workspace& ws, const std::string& path, std::string_view tool);
 
 // Registration of each tool (one file each under src/server/tools/).
 ToolSpec fs_read_tool();
