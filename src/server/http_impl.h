@@ -72,6 +72,11 @@ class HttpSession {
     cv_.notify_all();
   }
 
+  // Use, for expiry and eviction; guarded by HttpServer::Impl::mu.
+  std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
+  int posts = 0;    // POSTs being served
+  int streams = 0;  // open GET streams
+
  private:
   static constexpr size_t kMaxQueued = 256;
   std::mutex mu_;
@@ -83,6 +88,9 @@ class HttpSession {
 };
 
 struct HttpServer::Impl {
+  class SessionLease;
+  class WatchedConnection;
+  static constexpr size_t kMaxHeaderBytes = 64 * 1024;
   McpServer& server;
   HttpOptions options;
   net::io_context ioc;
@@ -97,6 +105,9 @@ struct HttpServer::Impl {
   std::condition_variable reaper_cv;  // stopping
   std::thread reaper;                 // started and joined by run()
   std::map<std::string, std::shared_ptr<HttpSession>> sessions;
+  // Connections whose request is running, polled for the client leaving.
+  std::map<int, std::shared_ptr<CancelGroup>> watched;
+  bool loopback_bound = false;  // set by listen()
 
   Impl(McpServer& s, HttpOptions o) : server(s), options(std::move(o)) {}
 
@@ -106,8 +117,18 @@ struct HttpServer::Impl {
   // Starts a connection's thread; false (socket closed) at the cap or when no
   // thread can start.
   bool start_connection(tcp::socket& sock);
-  // Every 100 ms, shuts down connections past their read deadline.
+  // Every 100 ms: shuts down connections past their read deadline, cancels
+  // the requests of clients that left, and closes idle sessions.
   void reap_overdue();
+  void expire_sessions();   // mu held
+  void cancel_abandoned();  // mu held
+  // Makes room for a new session at max_sessions by evicting the least
+  // recently used idle one (closed); false, with the seconds until one may
+  // go, when every session is busy or used within session_evict_grace_ms.
+  bool make_room(int* retry_after_s);  // mu held
+  // Reads and discards what the client still sends (bounded), after an error
+  // response, so that closing does not reset the connection under it.
+  void linger(tcp::socket& sock);
   // Reads one request under request_timeout_ms (an overdue read fails).
   void read_request(tcp::socket& sock, beast::flat_buffer& buffer,
                     http::request_parser<http::string_body>& parser, beast::error_code& ec);
@@ -116,8 +137,66 @@ struct HttpServer::Impl {
   bool handle_get(tcp::socket& sock, const Request& req);
   bool handle_delete(tcp::socket& sock, const Request& req);
   bool respond(tcp::socket& sock, const Request& req, http::status status, const Json* body,
-               const std::string& session_id = "");
-  std::shared_ptr<HttpSession> find_session(const std::string& id);
+               const std::string& session_id = "", int retry_after_s = 0);
+  // The checks on Host, Origin, Content-Type and Accept; false when an error
+  // response was sent.
+  bool host_allowed(tcp::socket& sock, const Request& req);
+  // Finds a session and counts it as in use; an empty lease when unknown.
+  SessionLease use_session(const std::string& id, bool stream);
+  SessionLease lease(std::shared_ptr<HttpSession> hs, bool stream);  // mu held
+  void release_session(HttpSession& hs, bool stream);
+};
+
+// One request's (or GET stream's) use of a session: counted from
+// construction to destruction, with the last use stamped at both ends.
+class HttpServer::Impl::SessionLease {
+ public:
+  SessionLease() = default;
+  SessionLease(Impl* impl, std::shared_ptr<HttpSession> hs, bool stream)
+      : impl_(impl), hs_(std::move(hs)), stream_(stream) {}
+  ~SessionLease() {
+    if (hs_) impl_->release_session(*hs_, stream_);
+  }
+  const std::shared_ptr<HttpSession>& shared() const { return hs_; }
+  HttpSession* operator->() const { return hs_.get(); }
+  explicit operator bool() const { return hs_ != nullptr; }
+  SessionLease(SessionLease&& other) noexcept
+      : impl_(other.impl_), hs_(std::move(other.hs_)), stream_(other.stream_) {}
+  SessionLease& operator=(SessionLease&& other) noexcept {
+    if (hs_) impl_->release_session(*hs_, stream_);
+    impl_ = other.impl_;
+    hs_ = std::move(other.hs_);
+    stream_ = other.stream_;
+    return *this;
+  }
+
+ private:
+  Impl* impl_ = nullptr;
+  std::shared_ptr<HttpSession> hs_;
+  bool stream_ = false;
+};
+
+// Registers a connection with the reaper while its POST runs: if the client
+// hangs up meanwhile, the group is cancelled and so is the work it asked for.
+class HttpServer::Impl::WatchedConnection {
+ public:
+  WatchedConnection(Impl& impl, tcp::socket& sock)
+      : impl_(impl), fd_(sock.native_handle()), group_(std::make_shared<CancelGroup>()) {
+    std::lock_guard lock(impl_.mu);
+    impl_.watched[fd_] = group_;
+  }
+  ~WatchedConnection() {
+    std::lock_guard lock(impl_.mu);
+    impl_.watched.erase(fd_);
+  }
+  WatchedConnection(const WatchedConnection&) = delete;
+  WatchedConnection& operator=(const WatchedConnection&) = delete;
+  CancelGroup* group() const { return group_.get(); }
+
+ private:
+  Impl& impl_;
+  int fd_;
+  std::shared_ptr<CancelGroup> group_;
 };
 
 }  // namespace weft::server
