@@ -120,7 +120,8 @@ http::status status_for(const Json& reply, bool modern) {
 
 }  // namespace
 
-bool HttpServer::Impl::handle_post(tcp::socket& sock, const Request& req) {
+bool HttpServer::Impl::handle_post(Conn& conn, const Request& req) {
+  tcp::socket& sock = conn.sock;
   if (!media_type_is(req[http::field::content_type], "application/json")) {
     Json error = make_error(nullptr, rpc::kInvalidRequest,
                             "Unsupported Media Type: POST a JSON-RPC message with "
@@ -148,7 +149,7 @@ bool HttpServer::Impl::handle_post(tcp::socket& sock, const Request& req) {
   if (is_request && single->method == "initialize") {
     int retry_after_s = 0;
     {
-      std::lock_guard lock(mu);
+      std::unique_lock lock(sessions_mu);
       if (make_room(&retry_after_s)) {
         session_id = new_session_id();
         hs = std::make_shared<HttpSession>();
@@ -213,7 +214,7 @@ bool HttpServer::Impl::handle_post(tcp::socket& sock, const Request& req) {
     }
     return respond(sock, req, http::status::accepted, nullptr);
   }
-  WatchedConnection watch(*this, sock);  // the client leaving cancels what it asked for
+  WatchedConnection watch(conn);  // the client leaving cancels what it asked for
   if (is_request && single->method == "tools/call" && accepts(req, "text/event-stream")) {
     SseWriter sse(sock, session_id);
     auto reply = server.handle_message(
@@ -225,7 +226,7 @@ bool HttpServer::Impl::handle_post(tcp::socket& sock, const Request& req) {
       req.body(), hs->session(), [hs](const Json& m) { hs->push(m); }, watch.group());
   if (!reply) return respond(sock, req, http::status::accepted, nullptr, session_id);
   if (!session_id.empty() && reply->contains("error")) {
-    std::lock_guard lock(mu);
+    std::unique_lock lock(sessions_mu);
     sessions.erase(session_id);
     session_id.clear();
   }
@@ -263,7 +264,7 @@ bool HttpServer::Impl::handle_delete(tcp::socket& sock, const Request& req) {
   std::string id(req["Mcp-Session-Id"]);
   std::shared_ptr<HttpSession> hs;
   {
-    std::lock_guard lock(mu);
+    std::unique_lock lock(sessions_mu);
     auto it = sessions.find(id);
     if (it != sessions.end()) {
       hs = it->second;

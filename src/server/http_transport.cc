@@ -148,6 +148,7 @@ Status HttpServer::run() {
 }
 
 bool HttpServer::Impl::start_connection(tcp::socket& sock) {
+  std::shared_ptr<Conn> conn;
   {
     std::lock_guard lock(mu);
     if (active >= options.max_connections) {
@@ -161,9 +162,9 @@ bool HttpServer::Impl::start_connection(tcp::socket& sock) {
       return false;
     }
     ++active;
-    open_fds.insert(sock.native_handle());
+    conn = std::make_shared<Conn>(std::move(sock));
+    conns[conn->fd] = conn;
   }
-  auto conn = std::make_shared<tcp::socket>(std::move(sock));
   try {
     std::thread([this, conn] {
       serve_connection(*conn);
@@ -176,54 +177,56 @@ bool HttpServer::Impl::start_connection(tcp::socket& sock) {
   return true;
 }
 
-void HttpServer::Impl::end_connection(tcp::socket& sock) {
+void HttpServer::Impl::end_connection(Conn& conn) {
   std::lock_guard lock(mu);
-  // Closed under the lock, after its fd left the sets: a new connection that
-  // reuses the number cannot be shut down or forgotten by mistake.
-  open_fds.erase(sock.native_handle());
-  read_deadlines.erase(sock.native_handle());
+  // Closed under the lock, after it left the map: a new connection that
+  // reuses the fd number cannot be shut down by mistake.
+  conns.erase(conn.fd);
   beast::error_code ignored;
-  sock.close(ignored);
+  conn.sock.close(ignored);
   --active;
   idle.notify_all();
 }
 
 void HttpServer::Impl::reap_overdue() {
   std::unique_lock lock(mu);
+  std::vector<Conn*> watched;
   while (!stopping) {
     reaper_cv.wait_for(lock, std::chrono::milliseconds(100));
-    const auto now = std::chrono::steady_clock::now();
-    for (auto it = read_deadlines.begin(); it != read_deadlines.end();) {
-      if (it->second > now) {
-        ++it;
-        continue;
+    const int64_t now = HttpSession::now_ns();
+    watched.clear();
+    for (const auto& [fd, conn] : conns) {
+      const int64_t due = conn->read_deadline.load();
+      if (due != 0 && due <= now) {
+        ::shutdown(fd, SHUT_RDWR);  // the blocked read fails; its thread ends
+        conn->read_deadline.store(0);
       }
-      ::shutdown(it->first, SHUT_RDWR);  // the blocked read fails; its thread ends
-      it = read_deadlines.erase(it);
+      if (conn->watched.load()) watched.push_back(conn.get());
     }
-    cancel_abandoned();
+    cancel_abandoned(watched);
     expire_sessions();
   }
 }
 
-void HttpServer::Impl::cancel_abandoned() {
+void HttpServer::Impl::cancel_abandoned(const std::vector<Conn*>& watched) {
   if (watched.empty()) return;
   std::vector<pollfd> fds;
   fds.reserve(watched.size());
-  for (const auto& [fd, group] : watched) fds.push_back({fd, POLLRDHUP, 0});
+  for (const Conn* conn : watched) fds.push_back({conn->fd, POLLRDHUP, 0});
   if (::poll(fds.data(), fds.size(), 0) <= 0) return;
-  for (const pollfd& p : fds) {
-    if (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) watched[p.fd]->cancel();
+  for (size_t i = 0; i < fds.size(); ++i) {
+    if (fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) watched[i]->group.cancel();
   }
 }
 
 void HttpServer::Impl::expire_sessions() {
   if (options.session_idle_timeout_ms <= 0) return;
-  const auto oldest =
-      std::chrono::steady_clock::now() - std::chrono::milliseconds(options.session_idle_timeout_ms);
+  const int64_t oldest =
+      HttpSession::now_ns() - int64_t{options.session_idle_timeout_ms} * 1'000'000;
+  std::unique_lock lock(sessions_mu);
   for (auto it = sessions.begin(); it != sessions.end();) {
     HttpSession& hs = *it->second;
-    if (hs.posts > 0 || hs.last_used > oldest) {
+    if (hs.posts.load() > 0 || hs.last_used.load() > oldest) {
       ++it;
       continue;
     }
@@ -237,27 +240,28 @@ bool HttpServer::Impl::make_room(int* retry_after_s) {
   auto victim = sessions.end();
   for (auto it = sessions.begin(); it != sessions.end(); ++it) {
     const HttpSession& hs = *it->second;
-    if (hs.posts > 0 || hs.streams > 0) continue;
-    if (victim == sessions.end() || hs.last_used < victim->second->last_used) victim = it;
+    if (hs.posts.load() > 0 || hs.streams.load() > 0) continue;
+    if (victim == sessions.end() || hs.last_used.load() < victim->second->last_used.load()) {
+      victim = it;
+    }
   }
-  const auto now = std::chrono::steady_clock::now();
-  const auto grace = std::chrono::milliseconds(options.session_evict_grace_ms);
-  if (victim != sessions.end() && now - victim->second->last_used >= grace) {
+  const int64_t now = HttpSession::now_ns();
+  const int64_t grace = int64_t{options.session_evict_grace_ms} * 1'000'000;
+  if (victim != sessions.end() && now - victim->second->last_used.load() >= grace) {
     victim->second->close();
     sessions.erase(victim);
     return true;
   }
   *retry_after_s = 1;
   if (victim != sessions.end()) {
-    auto wait = victim->second->last_used + grace - now;
     *retry_after_s +=
-        static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(wait).count());
+        static_cast<int>((victim->second->last_used.load() + grace - now) / 1'000'000'000);
   }
   return false;
 }
 
 HttpServer::Impl::SessionLease HttpServer::Impl::use_session(const std::string& id, bool stream) {
-  std::lock_guard lock(mu);
+  std::shared_lock lock(sessions_mu);
   auto it = sessions.find(id);
   if (it == sessions.end()) return SessionLease();
   return lease(it->second, stream);
@@ -266,48 +270,37 @@ HttpServer::Impl::SessionLease HttpServer::Impl::use_session(const std::string& 
 HttpServer::Impl::SessionLease HttpServer::Impl::lease(std::shared_ptr<HttpSession> hs,
                                                        bool stream) {
   ++(stream ? hs->streams : hs->posts);
-  hs->last_used = std::chrono::steady_clock::now();
-  return SessionLease(this, std::move(hs), stream);
+  hs->last_used.store(HttpSession::now_ns());
+  return SessionLease(std::move(hs), stream);
 }
 
 void HttpServer::Impl::release_session(HttpSession& hs, bool stream) {
-  std::lock_guard lock(mu);
+  hs.last_used.store(HttpSession::now_ns());
   --(stream ? hs.streams : hs.posts);
-  hs.last_used = std::chrono::steady_clock::now();
 }
 
-void HttpServer::Impl::linger(tcp::socket& sock) {
+void HttpServer::Impl::linger(Conn& conn) {
   beast::error_code ec;
-  sock.shutdown(tcp::socket::shutdown_send, ec);
+  conn.sock.shutdown(tcp::socket::shutdown_send, ec);
   if (ec) return;
-  const int fd = sock.native_handle();
-  {
-    std::lock_guard lock(mu);
-    read_deadlines[fd] = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  }
+  conn.read_deadline.store(HttpSession::now_ns() + 1'000'000'000);
   char buf[16384];
   for (size_t drained = 0; drained < (1u << 20) && !ec;) {
-    drained += sock.read_some(net::buffer(buf), ec);
+    drained += conn.sock.read_some(net::buffer(buf), ec);
   }
-  std::lock_guard lock(mu);
-  read_deadlines.erase(fd);
+  conn.read_deadline.store(0);
 }
 
-void HttpServer::Impl::read_request(tcp::socket& sock, beast::flat_buffer& buffer,
+void HttpServer::Impl::read_request(Conn& conn, beast::flat_buffer& buffer,
                                     http::request_parser<http::string_body>& parser,
                                     beast::error_code& ec) {
-  const int fd = sock.native_handle();
   const bool timed = options.request_timeout_ms > 0;
   if (timed) {
-    std::lock_guard lock(mu);
-    read_deadlines[fd] =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(options.request_timeout_ms);
+    conn.read_deadline.store(HttpSession::now_ns() +
+                             int64_t{options.request_timeout_ms} * 1'000'000);
   }
-  http::read(sock, buffer, parser, ec);
-  if (timed) {
-    std::lock_guard lock(mu);
-    read_deadlines.erase(fd);
-  }
+  http::read(conn.sock, buffer, parser, ec);
+  if (timed) conn.read_deadline.store(0);
 }
 
 void HttpServer::stop() {
@@ -315,8 +308,11 @@ void HttpServer::stop() {
   std::unique_lock lock(impl_->mu);
   impl_->reaper_cv.notify_all();
   if (impl_->acceptor) ::shutdown(impl_->acceptor->native_handle(), SHUT_RDWR);
-  for (int fd : impl_->open_fds) ::shutdown(fd, SHUT_RDWR);
-  for (auto& [id, s] : impl_->sessions) s->close();
+  for (const auto& [fd, conn] : impl_->conns) ::shutdown(fd, SHUT_RDWR);
+  {
+    std::unique_lock sessions_lock(impl_->sessions_mu);
+    for (auto& [id, s] : impl_->sessions) s->close();
+  }
   impl_->idle.wait(lock, [this] { return impl_->active == 0; });
 }
 
@@ -328,14 +324,15 @@ bool is_http_error(const beast::error_code& ec) {
 
 }  // namespace
 
-void HttpServer::Impl::serve_connection(tcp::socket& sock) {
+void HttpServer::Impl::serve_connection(Conn& conn) {
+  tcp::socket& sock = conn.sock;
   beast::flat_buffer buffer;
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(server.options().max_message_bytes);
     parser.header_limit(kMaxHeaderBytes);
     beast::error_code ec;
-    read_request(sock, buffer, parser, ec);
+    read_request(conn, buffer, parser, ec);
     // A client that closed (or timed out) is owed nothing; broken framing gets
     // a status saying what was wrong, then the connection closes.
     if (ec == http::error::end_of_stream || ec == http::error::partial_message) break;
@@ -354,12 +351,12 @@ void HttpServer::Impl::serve_connection(tcp::socket& sock) {
       Json error = make_error(nullptr, rpc::kInvalidRequest, message);
       Request closing;
       closing.keep_alive(false);
-      if (respond(sock, closing, status, &error)) linger(sock);
+      if (respond(sock, closing, status, &error)) linger(conn);
       break;
     }
     if (ec) break;
     const Request& req = parser.get();
-    if (!handle(sock, req) || !req.keep_alive() || stopping) break;
+    if (!handle(conn, req) || !req.keep_alive() || stopping) break;
   }
   beast::error_code ignored;
   sock.shutdown(tcp::socket::shutdown_both, ignored);
@@ -406,7 +403,8 @@ bool HttpServer::Impl::host_allowed(tcp::socket& sock, const Request& req) {
   return false;
 }
 
-bool HttpServer::Impl::handle(tcp::socket& sock, const Request& req) {
+bool HttpServer::Impl::handle(Conn& conn, const Request& req) {
+  tcp::socket& sock = conn.sock;
   if (!host_allowed(sock, req)) return false;
   std::string origin(req["Origin"]);
   if (!origin.empty() && !is_local_origin(origin)) {
@@ -428,7 +426,7 @@ bool HttpServer::Impl::handle(tcp::socket& sock, const Request& req) {
   }
   switch (req.method()) {
     case http::verb::post:
-      return handle_post(sock, req);
+      return handle_post(conn, req);
     case http::verb::get:
       return handle_get(sock, req);
     case http::verb::delete_:
