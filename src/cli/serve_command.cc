@@ -19,6 +19,7 @@ struct ServeArgs {
   bool fsync = false;
   std::string state;
   std::vector<std::string> origins;
+  std::vector<std::string> hosts;
 };
 
 std::string json_quote(const std::string& s) { return server::Json(s).dump(); }
@@ -62,7 +63,12 @@ void setup_serve(CLI::App& app) {
                 "cut; slower). Default: atomic rename without fsync, like editors");
   cmd->add_option("--allow-origin", args->origins,
                   "Extra browser Origin allowed besides localhost (repeatable)");
-  cmd->footer("Requests whose Origin is not localhost get 403. Exit 6 when the port is in use.");
+  cmd->add_option("--allow-host", args->hosts,
+                  "Extra Host header name accepted besides localhost names (repeatable; "
+                  "needed to reach a loopback-bound server by another name)");
+  cmd->footer(
+      "Requests whose Origin is not localhost, or (on a loopback address) whose Host is not a "
+      "localhost name, get 403. Exit 6 when the port is in use.");
   cmd->callback([args] {
     std::signal(SIGPIPE, SIG_IGN);
     server::tune_allocator_for_serving();
@@ -85,6 +91,7 @@ void setup_serve(CLI::App& app) {
     http.host = args->host;
     http.port = args->port;
     http.allowed_origins = args->origins;
+    http.allowed_hosts = args->hosts;
     server::HttpServer listener(*built->server, http);
     Status s = listener.listen();
     if (!s.ok()) {

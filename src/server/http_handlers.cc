@@ -17,9 +17,49 @@ std::string new_session_id() {
   return buf;
 }
 
-bool accepts(const Request& req, std::string_view type) {
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Whether a media type (parameters ignored) is `type`.
+bool media_type_is(std::string_view value, std::string_view type) {
+  return lower(trim(value.substr(0, value.find(';')))) == type;
+}
+
+// Whether the Accept header lists `type` (with a nonzero q), or with
+// `wildcards`, a range covering it (*/* or type/*).
+bool accepts(const Request& req, std::string_view type, bool wildcards = false) {
   std::string_view accept = req[http::field::accept];
-  return accept.find(type) != std::string_view::npos;
+  const std::string_view family = type.substr(0, type.find('/'));
+  while (!accept.empty()) {
+    size_t comma = accept.find(',');
+    std::string_view range = accept.substr(0, comma);
+    accept = comma == std::string_view::npos ? "" : accept.substr(comma + 1);
+    size_t semi = range.find(';');
+    std::string name = lower(trim(range.substr(0, semi)));
+    bool refused = false;  // q=0
+    for (std::string_view params = semi == std::string_view::npos ? "" : range.substr(semi);
+         !params.empty();) {
+      params.remove_prefix(1);
+      size_t next = params.find(';');
+      std::string param = lower(trim(params.substr(0, next)));
+      if (param.rfind("q=", 0) == 0)
+        refused = param.find_first_of("123456789", 2) == std::string::npos;
+      params = next == std::string_view::npos ? "" : params.substr(next);
+    }
+    if (refused) continue;
+    if (name == type) return true;
+    if (wildcards && (name == "*/*" || name == std::string(family) + "/*")) return true;
+  }
+  return false;
 }
 
 std::string modern_version(const Message& m) {
@@ -80,7 +120,20 @@ http::status status_for(const Json& reply, bool modern) {
 
 }  // namespace
 
-bool HttpServer::Impl::handle_post(tcp::socket& sock, const Request& req) {
+bool HttpServer::Impl::handle_post(Conn& conn, const Request& req) {
+  tcp::socket& sock = conn.sock;
+  if (!media_type_is(req[http::field::content_type], "application/json")) {
+    Json error = make_error(nullptr, rpc::kInvalidRequest,
+                            "Unsupported Media Type: POST a JSON-RPC message with "
+                            "Content-Type: application/json");
+    return respond(sock, req, http::status::unsupported_media_type, &error);
+  }
+  if (req.find(http::field::accept) != req.end() && !accepts(req, "application/json", true)) {
+    Json error = make_error(nullptr, rpc::kInvalidRequest,
+                            "Not Acceptable: replies are application/json (or text/event-stream); "
+                            "send Accept: application/json, text/event-stream");
+    return respond(sock, req, http::status::not_acceptable, &error);
+  }
   ParsedInput input = parse_input(req.body(), server.options().max_message_bytes);
   const Message* single = !input.is_batch && input.items.size() == 1 && input.items[0].message
                               ? &*input.items[0].message
@@ -91,13 +144,26 @@ bool HttpServer::Impl::handle_post(tcp::socket& sock, const Request& req) {
   bool is_request = single && single->kind == MessageKind::kRequest;
   std::string modern = is_request ? modern_version(*single) : "";
   std::shared_ptr<HttpSession> hs;
+  SessionLease use;  // keeps a stored session from expiring or eviction meanwhile
   std::string session_id;
   if (is_request && single->method == "initialize") {
-    std::lock_guard lock(mu);
-    if (sessions.size() >= options.max_sessions) sessions.erase(sessions.begin());
-    session_id = new_session_id();
-    hs = std::make_shared<HttpSession>();
-    sessions[session_id] = hs;
+    int retry_after_s = 0;
+    {
+      std::unique_lock lock(sessions_mu);
+      if (make_room(&retry_after_s)) {
+        session_id = new_session_id();
+        hs = std::make_shared<HttpSession>();
+        sessions[session_id] = hs;
+        use = lease(hs, false);
+      }
+    }
+    if (!hs) {
+      Json error =
+          make_error(single->id, rpc::kInternalError,
+                     "Service Unavailable: all " + std::to_string(options.max_sessions) +
+                         " sessions are in use; retry in " + std::to_string(retry_after_s) + " s");
+      return respond(sock, req, http::status::service_unavailable, &error, "", retry_after_s);
+    }
   } else if (!modern.empty()) {
     std::string header_version(req["MCP-Protocol-Version"]);
     if (!header_version.empty() && header_version != modern) {
@@ -122,7 +188,8 @@ bool HttpServer::Impl::handle_post(tcp::socket& sock, const Request& req) {
                               "first, or use the 2026-07-28 _meta for stateless requests)");
       return respond(sock, req, http::status::bad_request, &error);
     }
-    hs = find_session(id);
+    use = use_session(id, false);
+    hs = use ? use.shared() : nullptr;
     if (!hs) {
       Json error = make_error(single ? single->id : Json(), rpc::kInvalidRequest,
                               "Session not found (expired or deleted): initialize again");
@@ -147,17 +214,19 @@ bool HttpServer::Impl::handle_post(tcp::socket& sock, const Request& req) {
     }
     return respond(sock, req, http::status::accepted, nullptr);
   }
+  WatchedConnection watch(conn);  // the client leaving cancels what it asked for
   if (is_request && single->method == "tools/call" && accepts(req, "text/event-stream")) {
     SseWriter sse(sock, session_id);
-    auto reply =
-        server.handle_message(*single, hs->session(), [&sse](const Json& m) { sse.event(m); });
+    auto reply = server.handle_message(
+        *single, hs->session(), [&sse](const Json& m) { sse.event(m); }, watch.group());
     if (reply) sse.event(*reply);
     return sse.finish();
   }
-  auto reply = server.handle_text(req.body(), hs->session(), [hs](const Json& m) { hs->push(m); });
+  auto reply = server.handle_text(
+      req.body(), hs->session(), [hs](const Json& m) { hs->push(m); }, watch.group());
   if (!reply) return respond(sock, req, http::status::accepted, nullptr, session_id);
   if (!session_id.empty() && reply->contains("error")) {
-    std::lock_guard lock(mu);
+    std::unique_lock lock(sessions_mu);
     sessions.erase(session_id);
     session_id.clear();
   }
@@ -169,7 +238,7 @@ bool HttpServer::Impl::handle_get(tcp::socket& sock, const Request& req) {
   if (id.empty() || !accepts(req, "text/event-stream")) {
     return respond(sock, req, http::status::method_not_allowed, nullptr);
   }
-  auto hs = find_session(id);
+  SessionLease hs = use_session(id, true);
   if (!hs) {
     Json error = make_error(nullptr, rpc::kInvalidRequest, "Session not found: initialize again");
     return respond(sock, req, http::status::not_found, &error);
@@ -195,7 +264,7 @@ bool HttpServer::Impl::handle_delete(tcp::socket& sock, const Request& req) {
   std::string id(req["Mcp-Session-Id"]);
   std::shared_ptr<HttpSession> hs;
   {
-    std::lock_guard lock(mu);
+    std::unique_lock lock(sessions_mu);
     auto it = sessions.find(id);
     if (it != sessions.end()) {
       hs = it->second;

@@ -5,12 +5,14 @@
 // synchronous reads ignore SO_RCVTIMEO, so a socket timeout would not do).
 #include "weft/server/http_transport.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -18,8 +20,10 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <string_view>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "server/http_impl.h"
 
@@ -44,6 +48,52 @@ bool is_local_origin(std::string_view origin) {
   return false;
 }
 
+namespace {
+
+bool all_digits(std::string_view s) {
+  bool ok = !s.empty();
+  for (char c : s) ok = ok && c >= '0' && c <= '9';
+  return ok;
+}
+
+// The host name of a Host header value, without its port, lowercased;
+// brackets stay on an IPv6 literal. Empty when malformed.
+std::string host_name(std::string_view value) {
+  std::string_view name = value;
+  if (!name.empty() && name.front() == '[') {
+    size_t close = name.find(']');
+    if (close == std::string_view::npos) return "";
+    std::string_view port = name.substr(close + 1);
+    if (!port.empty() && (port.front() != ':' || !all_digits(port.substr(1)))) return "";
+    name = name.substr(0, close + 1);
+  } else if (size_t colon = name.find(':'); colon != std::string_view::npos) {
+    if (!all_digits(name.substr(colon + 1))) return "";
+    name = name.substr(0, colon);
+  }
+  std::string out(name);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+bool is_loopback_host(std::string_view host) {
+  std::string name = host_name(host);
+  if (name == "localhost" || name == "[::1]") return true;
+  if (name.rfind("127.", 0) != 0) return false;
+  int parts = 0;
+  size_t start = 0;
+  for (;;) {
+    size_t dot = name.find('.', start);
+    std::string_view part = std::string_view(name).substr(start, dot - start);
+    if (!all_digits(part) || part.size() > 3 || std::stoi(std::string(part)) > 255) return false;
+    ++parts;
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return parts == 4;
+}
+
 HttpServer::HttpServer(McpServer& server, HttpOptions options)
     : impl_(std::make_unique<Impl>(server, std::move(options))) {}
 
@@ -65,6 +115,7 @@ Status HttpServer::listen() {
                        " (choose another --port?)");
   }
   impl_->acceptor = std::move(acceptor);
+  impl_->loopback_bound = address.is_loopback();
   return Status();
 }
 
@@ -74,11 +125,11 @@ uint16_t HttpServer::port() const {
 
 Status HttpServer::run() {
   if (!impl_->acceptor) WEFT_RETURN_IF_ERROR(listen());
-  if (impl_->options.request_timeout_ms > 0 && !impl_->reaper.joinable()) {
+  if (!impl_->reaper.joinable()) {
     try {
       impl_->reaper = std::thread([impl = impl_.get()] { impl->reap_overdue(); });
     } catch (const std::system_error& e) {
-      return unavailable(std::string("cannot start the connection reaper thread: ") + e.what());
+      return unavailable(std::string("cannot start the reaper thread: ") + e.what());
     }
   }
   while (!impl_->stopping) {
@@ -97,6 +148,7 @@ Status HttpServer::run() {
 }
 
 bool HttpServer::Impl::start_connection(tcp::socket& sock) {
+  std::shared_ptr<Conn> conn;
   {
     std::lock_guard lock(mu);
     if (active >= options.max_connections) {
@@ -110,9 +162,9 @@ bool HttpServer::Impl::start_connection(tcp::socket& sock) {
       return false;
     }
     ++active;
-    open_fds.insert(sock.native_handle());
+    conn = std::make_shared<Conn>(std::move(sock));
+    conns[conn->fd] = conn;
   }
-  auto conn = std::make_shared<tcp::socket>(std::move(sock));
   try {
     std::thread([this, conn] {
       serve_connection(*conn);
@@ -125,49 +177,130 @@ bool HttpServer::Impl::start_connection(tcp::socket& sock) {
   return true;
 }
 
-void HttpServer::Impl::end_connection(tcp::socket& sock) {
+void HttpServer::Impl::end_connection(Conn& conn) {
   std::lock_guard lock(mu);
-  // Closed under the lock, after its fd left the sets: a new connection that
-  // reuses the number cannot be shut down or forgotten by mistake.
-  open_fds.erase(sock.native_handle());
-  read_deadlines.erase(sock.native_handle());
+  // Closed under the lock, after it left the map: a new connection that
+  // reuses the fd number cannot be shut down by mistake.
+  conns.erase(conn.fd);
   beast::error_code ignored;
-  sock.close(ignored);
+  conn.sock.close(ignored);
   --active;
   idle.notify_all();
 }
 
 void HttpServer::Impl::reap_overdue() {
   std::unique_lock lock(mu);
+  std::vector<Conn*> watched;
   while (!stopping) {
     reaper_cv.wait_for(lock, std::chrono::milliseconds(100));
-    const auto now = std::chrono::steady_clock::now();
-    for (auto it = read_deadlines.begin(); it != read_deadlines.end();) {
-      if (it->second > now) {
-        ++it;
-        continue;
+    const int64_t now = HttpSession::now_ns();
+    watched.clear();
+    for (const auto& [fd, conn] : conns) {
+      const int64_t due = conn->read_deadline.load();
+      if (due != 0 && due <= now) {
+        ::shutdown(fd, SHUT_RDWR);  // the blocked read fails; its thread ends
+        conn->read_deadline.store(0);
       }
-      ::shutdown(it->first, SHUT_RDWR);  // the blocked read fails; its thread ends
-      it = read_deadlines.erase(it);
+      if (conn->watched.load()) watched.push_back(conn.get());
     }
+    cancel_abandoned(watched);
+    expire_sessions();
   }
 }
 
-void HttpServer::Impl::read_request(tcp::socket& sock, beast::flat_buffer& buffer,
+void HttpServer::Impl::cancel_abandoned(const std::vector<Conn*>& watched) {
+  if (watched.empty()) return;
+  std::vector<pollfd> fds;
+  fds.reserve(watched.size());
+  for (const Conn* conn : watched) fds.push_back({conn->fd, POLLRDHUP, 0});
+  if (::poll(fds.data(), fds.size(), 0) <= 0) return;
+  for (size_t i = 0; i < fds.size(); ++i) {
+    if (fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) watched[i]->group.cancel();
+  }
+}
+
+void HttpServer::Impl::expire_sessions() {
+  if (options.session_idle_timeout_ms <= 0) return;
+  const int64_t oldest =
+      HttpSession::now_ns() - int64_t{options.session_idle_timeout_ms} * 1'000'000;
+  std::unique_lock lock(sessions_mu);
+  for (auto it = sessions.begin(); it != sessions.end();) {
+    HttpSession& hs = *it->second;
+    if (hs.posts.load() > 0 || hs.last_used.load() > oldest) {
+      ++it;
+      continue;
+    }
+    hs.close();  // ends its GET stream, if one is open
+    it = sessions.erase(it);
+  }
+}
+
+bool HttpServer::Impl::make_room(int* retry_after_s) {
+  if (sessions.size() < options.max_sessions) return true;
+  auto victim = sessions.end();
+  for (auto it = sessions.begin(); it != sessions.end(); ++it) {
+    const HttpSession& hs = *it->second;
+    if (hs.posts.load() > 0 || hs.streams.load() > 0) continue;
+    if (victim == sessions.end() || hs.last_used.load() < victim->second->last_used.load()) {
+      victim = it;
+    }
+  }
+  const int64_t now = HttpSession::now_ns();
+  const int64_t grace = int64_t{options.session_evict_grace_ms} * 1'000'000;
+  if (victim != sessions.end() && now - victim->second->last_used.load() >= grace) {
+    victim->second->close();
+    sessions.erase(victim);
+    return true;
+  }
+  *retry_after_s = 1;
+  if (victim != sessions.end()) {
+    *retry_after_s +=
+        static_cast<int>((victim->second->last_used.load() + grace - now) / 1'000'000'000);
+  }
+  return false;
+}
+
+HttpServer::Impl::SessionLease HttpServer::Impl::use_session(const std::string& id, bool stream) {
+  std::shared_lock lock(sessions_mu);
+  auto it = sessions.find(id);
+  if (it == sessions.end()) return SessionLease();
+  return lease(it->second, stream);
+}
+
+HttpServer::Impl::SessionLease HttpServer::Impl::lease(std::shared_ptr<HttpSession> hs,
+                                                       bool stream) {
+  ++(stream ? hs->streams : hs->posts);
+  hs->last_used.store(HttpSession::now_ns());
+  return SessionLease(std::move(hs), stream);
+}
+
+void HttpServer::Impl::release_session(HttpSession& hs, bool stream) {
+  hs.last_used.store(HttpSession::now_ns());
+  --(stream ? hs.streams : hs.posts);
+}
+
+void HttpServer::Impl::linger(Conn& conn) {
+  beast::error_code ec;
+  conn.sock.shutdown(tcp::socket::shutdown_send, ec);
+  if (ec) return;
+  conn.read_deadline.store(HttpSession::now_ns() + 1'000'000'000);
+  char buf[16384];
+  for (size_t drained = 0; drained < (1u << 20) && !ec;) {
+    drained += conn.sock.read_some(net::buffer(buf), ec);
+  }
+  conn.read_deadline.store(0);
+}
+
+void HttpServer::Impl::read_request(Conn& conn, beast::flat_buffer& buffer,
                                     http::request_parser<http::string_body>& parser,
                                     beast::error_code& ec) {
-  const int fd = sock.native_handle();
   const bool timed = options.request_timeout_ms > 0;
   if (timed) {
-    std::lock_guard lock(mu);
-    read_deadlines[fd] =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(options.request_timeout_ms);
+    conn.read_deadline.store(HttpSession::now_ns() +
+                             int64_t{options.request_timeout_ms} * 1'000'000);
   }
-  http::read(sock, buffer, parser, ec);
-  if (timed) {
-    std::lock_guard lock(mu);
-    read_deadlines.erase(fd);
-  }
+  http::read(conn.sock, buffer, parser, ec);
+  if (timed) conn.read_deadline.store(0);
 }
 
 void HttpServer::stop() {
@@ -175,43 +308,62 @@ void HttpServer::stop() {
   std::unique_lock lock(impl_->mu);
   impl_->reaper_cv.notify_all();
   if (impl_->acceptor) ::shutdown(impl_->acceptor->native_handle(), SHUT_RDWR);
-  for (int fd : impl_->open_fds) ::shutdown(fd, SHUT_RDWR);
-  for (auto& [id, s] : impl_->sessions) s->close();
+  for (const auto& [fd, conn] : impl_->conns) ::shutdown(fd, SHUT_RDWR);
+  {
+    std::unique_lock sessions_lock(impl_->sessions_mu);
+    for (auto& [id, s] : impl_->sessions) s->close();
+  }
   impl_->idle.wait(lock, [this] { return impl_->active == 0; });
 }
 
-std::shared_ptr<HttpSession> HttpServer::Impl::find_session(const std::string& id) {
-  std::lock_guard lock(mu);
-  auto it = sessions.find(id);
-  return it == sessions.end() ? nullptr : it->second;
+namespace {
+
+bool is_http_error(const beast::error_code& ec) {
+  return &ec.category() == &http::make_error_code(http::error::bad_method).category();
 }
 
-void HttpServer::Impl::serve_connection(tcp::socket& sock) {
+}  // namespace
+
+void HttpServer::Impl::serve_connection(Conn& conn) {
+  tcp::socket& sock = conn.sock;
   beast::flat_buffer buffer;
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(server.options().max_message_bytes);
-    parser.header_limit(64 * 1024);
+    parser.header_limit(kMaxHeaderBytes);
     beast::error_code ec;
-    read_request(sock, buffer, parser, ec);
-    if (ec == http::error::body_limit) {
-      Json error = make_error(nullptr, rpc::kInvalidRequest,
-                              "Invalid Request: body exceeds the limit of " +
-                                  std::to_string(server.options().max_message_bytes) + " bytes");
-      Request dummy;
-      respond(sock, dummy, http::status::payload_too_large, &error);
+    read_request(conn, buffer, parser, ec);
+    // A client that closed (or timed out) is owed nothing; broken framing gets
+    // a status saying what was wrong, then the connection closes.
+    if (ec == http::error::end_of_stream || ec == http::error::partial_message) break;
+    if (ec && is_http_error(ec)) {
+      http::status status = http::status::bad_request;
+      std::string message = "Bad Request: malformed HTTP request (" + ec.message() + ")";
+      if (ec == http::error::body_limit) {
+        status = http::status::payload_too_large;
+        message = "Invalid Request: body exceeds the limit of " +
+                  std::to_string(server.options().max_message_bytes) + " bytes";
+      } else if (ec == http::error::header_limit) {
+        status = http::status::request_header_fields_too_large;
+        message = "Request Header Fields Too Large: the header exceeds " +
+                  std::to_string(kMaxHeaderBytes) + " bytes";
+      }
+      Json error = make_error(nullptr, rpc::kInvalidRequest, message);
+      Request closing;
+      closing.keep_alive(false);
+      if (respond(sock, closing, status, &error)) linger(conn);
       break;
     }
     if (ec) break;
     const Request& req = parser.get();
-    if (!handle(sock, req) || !req.keep_alive() || stopping) break;
+    if (!handle(conn, req) || !req.keep_alive() || stopping) break;
   }
   beast::error_code ignored;
   sock.shutdown(tcp::socket::shutdown_both, ignored);
 }
 
 bool HttpServer::Impl::respond(tcp::socket& sock, const Request& req, http::status status,
-                               const Json* body, const std::string& session_id) {
+                               const Json* body, const std::string& session_id, int retry_after_s) {
   http::response<http::string_body> res{status, 11};
   res.set(http::field::server, "weft");
   if (body) {
@@ -220,6 +372,7 @@ bool HttpServer::Impl::respond(tcp::socket& sock, const Request& req, http::stat
   }
   if (!session_id.empty()) res.set("Mcp-Session-Id", session_id);
   if (status == http::status::method_not_allowed) res.set(http::field::allow, "GET, POST, DELETE");
+  if (retry_after_s > 0) res.set(http::field::retry_after, std::to_string(retry_after_s));
   res.keep_alive(req.keep_alive());
   res.prepare_payload();
   beast::error_code ec;
@@ -227,7 +380,32 @@ bool HttpServer::Impl::respond(tcp::socket& sock, const Request& req, http::stat
   return !ec;
 }
 
-bool HttpServer::Impl::handle(tcp::socket& sock, const Request& req) {
+bool HttpServer::Impl::host_allowed(tcp::socket& sock, const Request& req) {
+  if (!loopback_bound && options.allowed_hosts.empty()) return true;
+  auto found = req.find(http::field::host);
+  if (found == req.end()) {
+    if (req.version() < 11) return true;  // HTTP/1.0 need not name a host
+    Json error = make_error(nullptr, rpc::kInvalidRequest, "Bad Request: Host header required");
+    respond(sock, req, http::status::bad_request, &error);
+    return false;
+  }
+  std::string_view host = found->value();
+  if (is_loopback_host(host)) return true;
+  const std::string name = host_name(host);
+  for (const auto& allowed : options.allowed_hosts) {
+    if (!name.empty() && host_name(allowed) == name) return true;
+  }
+  Json error = make_error(nullptr, rpc::kInvalidRequest,
+                          "Forbidden: Host '" + std::string(host) +
+                              "' is not allowed; this server answers to localhost, 127.0.0.1 "
+                              "and [::1] (add names with --allow-host)");
+  respond(sock, req, http::status::forbidden, &error);
+  return false;
+}
+
+bool HttpServer::Impl::handle(Conn& conn, const Request& req) {
+  tcp::socket& sock = conn.sock;
+  if (!host_allowed(sock, req)) return false;
   std::string origin(req["Origin"]);
   if (!origin.empty() && !is_local_origin(origin)) {
     bool allowed = false;
@@ -248,7 +426,7 @@ bool HttpServer::Impl::handle(tcp::socket& sock, const Request& req) {
   }
   switch (req.method()) {
     case http::verb::post:
-      return handle_post(sock, req);
+      return handle_post(conn, req);
     case http::verb::get:
       return handle_get(sock, req);
     case http::verb::delete_:

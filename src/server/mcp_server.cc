@@ -81,7 +81,7 @@ void McpServer::diag(const std::string& line) const {
 }
 
 std::optional<Json> McpServer::handle_text(std::string_view text, Session& session,
-                                           const Session::Sender& related) {
+                                           const Session::Sender& related, CancelGroup* group) {
   ParsedInput input = parse_input(text, options_.max_message_bytes);
   if (input.is_batch && !version_allows_batches(session.protocol_version())) {
     std::string version = session.protocol_version();
@@ -90,18 +90,40 @@ std::optional<Json> McpServer::handle_text(std::string_view text, Session& sessi
                           (version.empty() ? std::string(kLatestLegacyVersion) : version) +
                           " (removed in 2025-06-18); send one message per line");
   }
+  if (input.is_batch && input.items.size() > options_.max_batch_items) {
+    return make_error(nullptr, rpc::kInvalidRequest,
+                      "Invalid Request: a batch of " + std::to_string(input.items.size()) +
+                          " messages exceeds the limit of " +
+                          std::to_string(options_.max_batch_items) + "; split it");
+  }
   Json replies = Json::array();
+  size_t reply_bytes = 2;  // the brackets
+  bool full = false;       // the replies reached max_batch_reply_bytes
   for (Incoming& item : input.items) {
+    if (group && group->cancelled()) return std::nullopt;  // nobody is left to answer
     std::optional<Json> reply;
+    const Json id = item.message ? item.message->id : Json();
     if (item.error_response) {
       reply = std::move(item.error_response);
     } else if (input.is_batch && item.message->method == "initialize") {
-      reply = make_error(item.message->id, rpc::kInvalidRequest,
+      reply = make_error(id, rpc::kInvalidRequest,
                          "Invalid Request: initialize must not be part of a batch");
+    } else if (full && item.message->kind == MessageKind::kRequest) {
+      reply = batch_reply_limit_error(id);
     } else {
-      reply = handle_message(*item.message, session, related);
+      reply = handle_message(*item.message, session, related, group);
     }
-    if (reply) replies.push_back(std::move(*reply));
+    if (!reply) continue;
+    if (input.is_batch) {
+      size_t size = serialize(*reply).size() + 1;  // and its comma
+      if (!full && reply_bytes + size > options_.max_batch_reply_bytes) {
+        full = true;
+        reply = batch_reply_limit_error(id);
+        size = serialize(*reply).size() + 1;
+      }
+      reply_bytes += size;
+    }
+    replies.push_back(std::move(*reply));
   }
   if (!input.is_batch) {
     if (replies.empty()) return std::nullopt;
@@ -111,8 +133,15 @@ std::optional<Json> McpServer::handle_text(std::string_view text, Session& sessi
   return replies;
 }
 
+Json McpServer::batch_reply_limit_error(const Json& id) const {
+  return make_error(id, rpc::kInvalidRequest,
+                    "Invalid Request: the replies to this batch reached the limit of " +
+                        std::to_string(options_.max_batch_reply_bytes) +
+                        " bytes, so this request was not run; send it again in a smaller batch");
+}
+
 std::optional<Json> McpServer::handle_message(const Message& message, Session& session,
-                                              const Session::Sender& related) {
+                                              const Session::Sender& related, CancelGroup* group) {
   switch (message.kind) {
     case MessageKind::kResponse:
       if (!session.take_response(message)) diag("ignoring a response to an unknown request");
@@ -121,7 +150,7 @@ std::optional<Json> McpServer::handle_message(const Message& message, Session& s
       handle_notification(message, session);
       return std::nullopt;
     case MessageKind::kRequest:
-      return handle_request(message, session, related);
+      return handle_request(message, session, related, group);
   }
   return std::nullopt;
 }
@@ -168,7 +197,7 @@ void McpServer::request_roots(Session& session) {
 }
 
 std::optional<Json> McpServer::handle_request(const Message& message, Session& session,
-                                              const Session::Sender& related) {
+                                              const Session::Sender& related, CancelGroup* group) {
   if (!message.params.is_null() && !message.params.is_object()) {
     return make_error(message.id, rpc::kInvalidParams, "params must be an object in MCP");
   }
@@ -181,6 +210,7 @@ std::optional<Json> McpServer::handle_request(const Message& message, Session& s
                       "Invalid Request: id " + message.id.dump() + " is already in flight");
   }
   info.cancel = cancel;
+  if (group) group->add(cancel);
   Outcome outcome;
   if (!cancel->load()) {  // cancelled before it began: nothing to run
     try {
@@ -189,6 +219,7 @@ std::optional<Json> McpServer::handle_request(const Message& message, Session& s
       outcome = RpcError{rpc::kInternalError, std::string("Internal error: ") + e.what(), nullptr};
     }
   }
+  if (group) group->remove(cancel);
   session.end_request(message.id);
   if (cancel->load()) return std::nullopt;  // a cancelled request gets no response
   if (auto* error = std::get_if<RpcError>(&outcome)) return make_error(message.id, *error);

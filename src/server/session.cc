@@ -6,6 +6,28 @@
 
 namespace weft::server {
 
+void CancelGroup::add(const std::shared_ptr<std::atomic<bool>>& flag) {
+  std::lock_guard lock(mu_);
+  if (cancelled_) flag->store(true);
+  flags_.push_back(flag);
+}
+
+void CancelGroup::remove(const std::shared_ptr<std::atomic<bool>>& flag) {
+  std::lock_guard lock(mu_);
+  flags_.erase(std::remove(flags_.begin(), flags_.end(), flag), flags_.end());
+}
+
+void CancelGroup::cancel() {
+  std::lock_guard lock(mu_);
+  cancelled_ = true;
+  for (const auto& flag : flags_) flag->store(true);
+}
+
+bool CancelGroup::cancelled() const {
+  std::lock_guard lock(mu_);
+  return cancelled_;
+}
+
 Session::Session(Sender to_client) : to_client_(std::move(to_client)) {}
 
 void Session::set_initialized(std::string protocol_version, Json client_capabilities) {

@@ -6,12 +6,15 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "server/server_test_util.h"
 
@@ -27,6 +30,7 @@ struct Reply {
   std::string body;
   std::string session;
   std::string content_type;
+  std::string retry_after;
 };
 
 class HttpTransportTest : public ::testing::Test {
@@ -37,8 +41,10 @@ class HttpTransportTest : public ::testing::Test {
     options.port = 0;
     return options;
   }
+  virtual ServerOptions server_options() const { return ServerOptions{}; }
+  virtual std::shared_ptr<ToolRegistry> tools() const { return testing::toy_tools(); }
   void SetUp() override {
-    server_ = std::make_unique<McpServer>(ServerOptions{}, testing::toy_tools());
+    server_ = std::make_unique<McpServer>(server_options(), tools());
     http_ = std::make_unique<HttpServer>(*server_, options());
     ASSERT_TRUE(http_->listen().ok());
     runner_ = std::thread([this] { http_->run().ignore_error(); });
@@ -66,7 +72,45 @@ class HttpTransportTest : public ::testing::Test {
     beast::error_code ec;
     http::read(sock, buffer, res, ec);
     return {static_cast<int>(res.result_int()), res.body(), std::string(res["Mcp-Session-Id"]),
-            std::string(res[http::field::content_type])};
+            std::string(res[http::field::content_type]),
+            std::string(res[http::field::retry_after])};
+  }
+  net::ip::tcp::socket connect_raw(net::io_context& ioc) {
+    net::ip::tcp::socket sock(ioc);
+    sock.connect({net::ip::make_address("127.0.0.1"), http_->port()});
+    return sock;
+  }
+  // Everything the server sends until it closes (or `limit` passes).
+  static std::string read_until_closed(net::ip::tcp::socket& sock,
+                                       std::chrono::milliseconds limit) {
+    timeval tv{static_cast<time_t>(limit.count() / 1000),
+               static_cast<suseconds_t>(limit.count() % 1000 * 1000)};
+    ::setsockopt(sock.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string got;
+    char buf[4096];
+    for (;;) {
+      ssize_t n = ::recv(sock.native_handle(), buf, sizeof buf, 0);
+      if (n <= 0) return n == 0 ? got : got + "<timeout>";
+      got.append(buf, static_cast<size_t>(n));
+    }
+  }
+  // Sends raw bytes on a new connection; returns all the server answers until it closes.
+  std::string exchange_raw(const std::string& bytes) {
+    net::io_context ioc;
+    auto sock = connect_raw(ioc);
+    net::write(sock, net::buffer(bytes));
+    return read_until_closed(sock, std::chrono::seconds(5));
+  }
+  std::string initialize_session(const std::string& version = "2025-06-18") {
+    return send(http::verb::post,
+                R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":")" +
+                    version + R"(","capabilities":{}}})")
+        .session;
+  }
+  int ping(const std::string& session) {
+    return send(http::verb::post, R"({"jsonrpc":"2.0","id":2,"method":"ping"})",
+                {{"Mcp-Session-Id", session}})
+        .status;
   }
 
   std::unique_ptr<McpServer> server_;
@@ -157,20 +201,25 @@ TEST_F(HttpTransportTest, ModernRequestsAreStatelessAndHeaderChecked) {
   EXPECT_EQ(send(http::verb::put, "").status, 405);
 }
 
-// A small connection cap and a short request timeout.
-class HttpLimitsTest : public HttpTransportTest {
+// The fixture with its transport options changed by `Tweak`.
+template <void (*Tweak)(HttpOptions&)>
+class HttpOptionsTest : public HttpTransportTest {
  protected:
   HttpOptions options() const override {
     HttpOptions options = HttpTransportTest::options();
-    options.max_connections = 2;
-    options.request_timeout_ms = 300;
+    Tweak(options);
     return options;
   }
-  net::ip::tcp::socket connect_raw(net::io_context& ioc) {
-    net::ip::tcp::socket sock(ioc);
-    sock.connect({net::ip::make_address("127.0.0.1"), http_->port()});
-    return sock;
-  }
+};
+
+// A small connection cap and a short request timeout.
+void small_limits(HttpOptions& o) {
+  o.max_connections = 2;
+  o.request_timeout_ms = 300;
+}
+
+class HttpLimitsTest : public HttpOptionsTest<small_limits> {
+ protected:
   // Posts initialize until it is not refused for want of a free connection
   // (a closed connection's slot frees when its thread has finished).
   int initialize_when_free() {
@@ -181,20 +230,6 @@ class HttpLimitsTest : public HttpTransportTest {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return status;
-  }
-  // Everything the server sends until it closes (or `limit` passes).
-  static std::string read_until_closed(net::ip::tcp::socket& sock,
-                                       std::chrono::milliseconds limit) {
-    timeval tv{static_cast<time_t>(limit.count() / 1000),
-               static_cast<suseconds_t>(limit.count() % 1000 * 1000)};
-    ::setsockopt(sock.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    std::string got;
-    char buf[4096];
-    for (;;) {
-      ssize_t n = ::recv(sock.native_handle(), buf, sizeof buf, 0);
-      if (n <= 0) return n == 0 ? got : got + "<timeout>";
-      got.append(buf, static_cast<size_t>(n));
-    }
   }
 };
 
@@ -227,6 +262,259 @@ TEST_F(HttpLimitsTest, ASilentOrSlowClientIsDisconnected) {
   // The slots free again, and a prompt client is unaffected by the timeout.
   EXPECT_EQ(initialize_when_free(), 200);
   EXPECT_EQ(initialize_when_free(), 200);
+}
+
+// Opens a session's GET stream on a raw connection; returns once its header arrived.
+std::string open_stream_request(const std::string& session) {
+  return "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nMcp-Session-Id: " +
+         session + "\r\n\r\n";
+}
+
+std::string read_header(net::ip::tcp::socket& sock) {
+  std::string got;
+  char c;
+  while (got.find("\r\n\r\n") == std::string::npos && ::recv(sock.native_handle(), &c, 1, 0) == 1) {
+    got.push_back(c);
+  }
+  return got;
+}
+
+// Three sessions at most; one unused for 300 ms may be evicted.
+void session_cap(HttpOptions& o) {
+  o.max_sessions = 3;
+  o.session_evict_grace_ms = 300;
+}
+using HttpSessionCapTest = HttpOptionsTest<session_cap>;
+
+TEST_F(HttpSessionCapTest, TheCapEvictsTheLeastRecentlyUsedIdleSessionOr503) {
+  const std::string a = initialize_session();
+  const std::string b = initialize_session();
+  const std::string c = initialize_session();
+  ASSERT_FALSE(a.empty() || b.empty() || c.empty());
+  net::io_context ioc;
+  auto stream = connect_raw(ioc);  // an open GET stream keeps `a` from eviction
+  net::write(stream, net::buffer(open_stream_request(a)));
+  ASSERT_EQ(read_header(stream).rfind("HTTP/1.1 200", 0), 0u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(ping(c), 200);  // c is recent now; b is the idle one
+  const std::string d = initialize_session();
+  ASSERT_FALSE(d.empty());
+  EXPECT_EQ(ping(b), 404);
+  EXPECT_EQ(ping(c), 200);
+  // a streams, c and d were used within the grace: nothing may go.
+  Reply busy = send(http::verb::post, kInit);
+  EXPECT_EQ(busy.status, 503);
+  EXPECT_TRUE(busy.session.empty());
+  EXPECT_GE(std::stoi(busy.retry_after.empty() ? "0" : busy.retry_after), 1);
+  EXPECT_EQ(Json::parse(busy.body)["error"]["code"], rpc::kInternalError);
+  EXPECT_EQ(ping(a), 200);
+  // Once the grace passes, the least recently used idle session makes room.
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(ping(d), 200);
+  EXPECT_FALSE(initialize_session().empty());
+  EXPECT_EQ(ping(c), 404);
+  EXPECT_EQ(ping(a), 200);
+  EXPECT_EQ(ping(d), 200);
+}
+
+// Sessions expire after 300 ms without a request.
+void quick_expiry(HttpOptions& o) { o.session_idle_timeout_ms = 300; }
+using HttpSessionExpiryTest = HttpOptionsTest<quick_expiry>;
+
+TEST_F(HttpSessionExpiryTest, AnIdleSessionExpiresAndItsGetStreamEnds) {
+  const std::string s = initialize_session();
+  net::io_context ioc;
+  auto stream = connect_raw(ioc);
+  net::write(stream, net::buffer(open_stream_request(s)));
+  ASSERT_EQ(read_header(stream).rfind("HTTP/1.1 200", 0), 0u);
+  const auto start = std::chrono::steady_clock::now();
+  std::string rest = read_until_closed(stream, std::chrono::seconds(5));
+  EXPECT_EQ(rest.find("<timeout>"), std::string::npos) << rest;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  EXPECT_EQ(ping(s), 404);
+  // A session in use stays.
+  const std::string kept = initialize_session();
+  for (int i = 0; i < 6; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(ping(kept), 200);
+  }
+}
+
+TEST_F(HttpTransportTest, ThreeHundredClientsKeepTheirSessions) {
+  constexpr int kClients = 300;
+  constexpr int kThreads = 10;
+  std::vector<std::string> sessions(kClients);
+  std::atomic<int> lost{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = t; i < kClients; i += kThreads) sessions[i] = initialize_session();
+    });
+  }
+  for (auto& t : threads) t.join();
+  threads.clear();
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 2; ++round) {
+        for (int i = t; i < kClients; i += kThreads) {
+          if (sessions[i].empty() || ping(sessions[i]) != 200) ++lost;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(lost, 0);
+}
+
+// A tool that runs until cancelled (at most 5 s), counting its calls.
+std::atomic<int> g_started{0};
+std::atomic<int> g_finished{0};
+
+class HttpDisconnectTest : public HttpTransportTest {
+ protected:
+  std::shared_ptr<ToolRegistry> tools() const override {
+    auto registry = testing::toy_tools();
+    ToolSpec spin;
+    spin.name = "spin";
+    spin.description = "Runs until cancelled (or 5 s).";
+    spin.input_schema = Json::parse(R"({"type":"object"})");
+    spin.handler = [](const Json&, ToolContext& ctx) -> Result<ToolOutput> {
+      ++g_started;
+      for (int i = 0; i < 500 && !ctx.cancelled(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      ++g_finished;
+      return ToolOutput{"done", nullptr, nullptr};
+    };
+    (void)registry->add(std::move(spin));
+    return registry;
+  }
+};
+
+TEST_F(HttpDisconnectTest, AClientLeavingCancelsItsBatch) {
+  g_started = 0;
+  g_finished = 0;
+  const std::string s = initialize_session("2025-03-26");
+  Json batch = Json::array();
+  for (int i = 0; i < 20; ++i) {
+    batch.push_back({{"jsonrpc", "2.0"},
+                     {"id", i + 10},
+                     {"method", "tools/call"},
+                     {"params", {{"name", "spin"}, {"arguments", Json::object()}}}});
+  }
+  const std::string body = batch.dump();
+  {
+    net::io_context ioc;
+    auto sock = connect_raw(ioc);
+    net::write(sock, net::buffer("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                                 "application/json\r\nMcp-Session-Id: " +
+                                 s + "\r\nContent-Length: " + std::to_string(body.size()) +
+                                 "\r\n\r\n" + body));
+    for (int i = 0; i < 200 && g_started == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_EQ(g_started, 1);
+  }  // the client goes away
+  const auto left = std::chrono::steady_clock::now();
+  while (g_finished == 0 && std::chrono::steady_clock::now() - left < std::chrono::seconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - left, std::chrono::seconds(2));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(g_started, 1);  // the rest of the batch never ran
+  EXPECT_EQ(g_finished, 1);
+}
+
+TEST_F(HttpTransportTest, OnLoopbackOnlyLoopbackHostNamesAreServed) {
+  for (const char* host : {"127.0.0.1", "localhost:8765", "LOCALHOST", "127.1.2.3:1", "[::1]:80"}) {
+    EXPECT_EQ(send(http::verb::post, kInit, {{"Host", host}}).status, 200) << host;
+  }
+  for (const char* host : {"evil.example", "localhost.evil.example", "127.0.0.1.evil.example",
+                           "10.0.0.1", "[::2]", "localhost:80x", ""}) {
+    Reply r = send(http::verb::post, kInit, {{"Host", host}});
+    EXPECT_EQ(r.status, 403) << host;
+    EXPECT_TRUE(r.session.empty());
+  }
+  std::string no_host = exchange_raw(
+      "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+  EXPECT_EQ(no_host.rfind("HTTP/1.1 400", 0), 0u) << no_host;
+  EXPECT_TRUE(is_loopback_host("127.0.0.1:80"));
+  EXPECT_FALSE(is_loopback_host("127.0.0.256"));
+  EXPECT_FALSE(is_loopback_host("127.0.0"));
+}
+
+void internal_host(HttpOptions& o) { o.allowed_hosts = {"weft.internal"}; }
+using HttpAllowedHostsTest = HttpOptionsTest<internal_host>;
+
+TEST_F(HttpAllowedHostsTest, AllowedHostsAreServedToo) {
+  EXPECT_EQ(send(http::verb::post, kInit, {{"Host", "weft.internal:8765"}}).status, 200);
+  EXPECT_EQ(send(http::verb::post, kInit, {{"Host", "localhost"}}).status, 200);
+  EXPECT_EQ(send(http::verb::post, kInit, {{"Host", "other.internal"}}).status, 403);
+}
+
+TEST_F(HttpTransportTest, BrokenFramingGets400ThenClose) {
+  const std::string post =
+      "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n";
+  for (const std::string& bad : {
+           std::string("GARBAGE\r\n\r\n"),
+           std::string("POST /mcp HTTP/1.1x\r\nHost: 127.0.0.1\r\n\r\n"),
+           std::string("POST /mcp HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n"),
+           post + "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+           post + "Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}x",
+           post + "Content-Length: -1\r\n\r\n",
+       }) {
+    std::string got = exchange_raw(bad);
+    EXPECT_EQ(got.rfind("HTTP/1.1 400", 0), 0u) << bad << " -> " << got;
+    EXPECT_NE(got.find("Connection: close"), std::string::npos) << got;
+    EXPECT_EQ(got.find("<timeout>"), std::string::npos) << got;
+  }
+  std::string huge = exchange_raw(post + "X-Big: " + std::string(70000, 'a') + "\r\n\r\n");
+  EXPECT_EQ(huge.rfind("HTTP/1.1 431", 0), 0u) << huge.substr(0, 200);
+  EXPECT_EQ(huge.find("<timeout>"), std::string::npos);
+  // A client that just closes is owed nothing.
+  net::io_context ioc;
+  auto quiet = connect_raw(ioc);
+  quiet.shutdown(net::socket_base::shutdown_send);
+  EXPECT_EQ(read_until_closed(quiet, std::chrono::seconds(5)), "");
+}
+
+class HttpSmallBodyTest : public HttpTransportTest {
+ protected:
+  ServerOptions server_options() const override {
+    ServerOptions o;
+    o.max_message_bytes = 1000;
+    return o;
+  }
+};
+
+TEST_F(HttpSmallBodyTest, AnOversizeBodyGets413) {
+  Reply r = send(http::verb::post, std::string(2000, ' '));
+  EXPECT_EQ(r.status, 413);
+  EXPECT_NE(r.body.find("exceeds the limit of 1000 bytes"), std::string::npos);
+}
+
+TEST_F(HttpTransportTest, PostsMustBeJsonAndAcceptJson) {
+  for (const char* type :
+       {"text/plain", "application/x-www-form-urlencoded", "", "application/jsonx"}) {
+    Reply r = send(http::verb::post, kInit, {{"Content-Type", type}});
+    EXPECT_EQ(r.status, 415) << type;
+    EXPECT_TRUE(r.session.empty());
+  }
+  EXPECT_EQ(
+      send(http::verb::post, kInit, {{"Content-Type", "Application/JSON; charset=utf-8"}}).status,
+      200);
+  for (const char* accept : {"text/html", "text/event-stream", "image/*", "application/json;q=0"}) {
+    EXPECT_EQ(send(http::verb::post, kInit, {{"Accept", accept}}).status, 406) << accept;
+  }
+  for (const char* accept :
+       {"application/json", "*/*", "application/*", "text/event-stream, application/json;q=0.5"}) {
+    EXPECT_EQ(send(http::verb::post, kInit, {{"Accept", accept}}).status, 200) << accept;
+  }
+  std::string no_accept = exchange_raw(
+      "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: "
+      "close\r\nContent-Length: " +
+      std::to_string(std::strlen(kInit)) + "\r\n\r\n" + kInit);
+  EXPECT_EQ(no_accept.rfind("HTTP/1.1 200", 0), 0u) << no_accept;
 }
 
 }  // namespace

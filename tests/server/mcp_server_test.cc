@@ -294,3 +294,85 @@ TEST_F(McpServerTest, EarlyCancelsAreBounded) {
 
 }  // namespace
 }  // namespace weft::server
+
+namespace weft::server {
+namespace {
+
+// A 2025-03-26 session on a server with small batch limits.
+struct BatchLimits {
+  BatchLimits() : server(options(), testing::toy_tools()), session(nullptr) {
+    server.handle_text(
+        R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26"}})",
+        session, nullptr);
+  }
+  static ServerOptions options() {
+    ServerOptions o;
+    o.max_batch_items = 10;
+    o.max_batch_reply_bytes = 1000;
+    return o;
+  }
+  static std::string echo_batch(size_t n, size_t text_bytes) {
+    Json batch = Json::array();
+    for (size_t i = 0; i < n; ++i) {
+      batch.push_back(
+          {{"jsonrpc", "2.0"},
+           {"id", i + 1},
+           {"method", "tools/call"},
+           {"params",
+            {{"name", "echo"}, {"arguments", {{"text", std::string(text_bytes, 'x')}}}}}});
+    }
+    return batch.dump();
+  }
+  McpServer server;
+  Session session;
+};
+
+TEST(McpServerBatchTest, ABatchLongerThanTheLimitIsRefusedWhole) {
+  BatchLimits f;
+  auto ok = f.server.handle_text(BatchLimits::echo_batch(10, 1), f.session, nullptr);
+  ASSERT_TRUE(ok && ok->is_array());
+  EXPECT_EQ(ok->size(), 10u);
+  auto refused = f.server.handle_text(BatchLimits::echo_batch(11, 1), f.session, nullptr);
+  ASSERT_TRUE(refused && refused->is_object());
+  EXPECT_EQ((*refused)["error"]["code"], rpc::kInvalidRequest);
+  EXPECT_NE((*refused)["error"]["message"].get<std::string>().find("exceeds the limit of 10"),
+            std::string::npos);
+}
+
+TEST(McpServerBatchTest, RepliesStopGrowingAtTheByteLimit) {
+  BatchLimits f;
+  // Each echo reply is a few hundred bytes: only a few fit in 1000.
+  auto reply = f.server.handle_text(BatchLimits::echo_batch(10, 100), f.session, nullptr);
+  ASSERT_TRUE(reply && reply->is_array());
+  ASSERT_EQ(reply->size(), 10u);
+  size_t answered = 0;
+  size_t answered_bytes = 2;
+  for (const Json& r : *reply) {
+    if (r.contains("result")) {
+      EXPECT_EQ(answered, static_cast<size_t>(&r - &(*reply)[0])) << "results come first";
+      ++answered;
+      answered_bytes += serialize(r).size() + 1;
+    } else {
+      EXPECT_EQ(r["error"]["code"], rpc::kInvalidRequest);
+      EXPECT_NE(r["error"]["message"].get<std::string>().find("reached the limit of 1000 bytes"),
+                std::string::npos);
+    }
+  }
+  EXPECT_GE(answered, 1u);
+  EXPECT_LT(answered, 10u);
+  EXPECT_LE(answered_bytes, 1000u);
+  EXPECT_LE(serialize(*reply).size(), 1000u + 10 * 250);
+}
+
+TEST(McpServerBatchTest, ACancelledGroupStopsTheBatchAndOwesNothing) {
+  BatchLimits f;
+  CancelGroup group;
+  group.cancel();
+  EXPECT_FALSE(f.server.handle_text(BatchLimits::echo_batch(3, 1), f.session, nullptr, &group));
+  auto flag = std::make_shared<std::atomic<bool>>(false);
+  group.add(flag);
+  EXPECT_TRUE(flag->load());  // a member that joins late is cancelled at once
+}
+
+}  // namespace
+}  // namespace weft::server

@@ -7,12 +7,26 @@
 // modern _meta) are served statelessly and their MCP-Protocol-Version header
 // must match the _meta version (-32020 otherwise).
 //
-// Every request with an Origin header that is not localhost (or one of
-// allowed_origins) gets 403, against DNS rebinding. Binds 127.0.0.1 unless
-// told otherwise.
+// Against DNS rebinding, every request with an Origin header that is not
+// localhost (or one of allowed_origins) gets 403, and so does one whose Host
+// is not a loopback name (or one of allowed_hosts) when the server is bound
+// to a loopback address. Binds 127.0.0.1 unless told otherwise.
+//
+// A POST must carry Content-Type: application/json (415 otherwise) and,
+// when it sends Accept, accept application/json (406 otherwise). Broken
+// HTTP framing gets 400, an oversize header 431, an oversize body 413, each
+// followed by closing the connection.
+//
+// Sessions: one unused for session_idle_timeout_ms is closed (its GET stream
+// ends, later requests get 404). At max_sessions, initialize evicts the least
+// recently used session that has no request running, no GET stream open and
+// was not used in the last session_evict_grace_ms; when there is none it gets
+// 503 with Retry-After. A client that disconnects while its POST runs has
+// that POST's requests cancelled (a batch stops).
 //
 // Thread safety: one thread accepts, one thread serves each connection (at
-// most max_connections), one closes connections whose request is overdue;
+// most max_connections), one (the reaper) closes connections whose request is
+// overdue, cancels the requests of clients that left and expires sessions;
 // stop() may be called from any thread.
 #ifndef WEFT_SERVER_HTTP_TRANSPORT_H_
 #define WEFT_SERVER_HTTP_TRANSPORT_H_
@@ -20,6 +34,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "weft/base/status.h"
@@ -33,7 +48,15 @@ struct HttpOptions {
   std::string endpoint = "/mcp";
   // Origins accepted besides http(s)://localhost, 127.0.0.1 and [::1] (any port).
   std::vector<std::string> allowed_origins;
-  size_t max_sessions = 256;
+  // Host names (a port is ignored) accepted besides localhost, 127.x.x.x
+  // and [::1]. Checked when bound to a loopback address, or when not empty.
+  std::vector<std::string> allowed_hosts;
+  // Sessions kept at once (see above for what happens at the cap).
+  size_t max_sessions = 1024;
+  // A session with no request for this long is closed; 0 = never.
+  int session_idle_timeout_ms = 30 * 60'000;
+  // A session used this recently is never evicted to make room.
+  int session_evict_grace_ms = 60'000;
   // Connections served at once; one more is answered 503 (Retry-After: 1)
   // and closed, so a flood of sockets cannot exhaust the process's threads.
   size_t max_connections = 512;
@@ -67,6 +90,9 @@ class HttpServer {
 
 // True for Origin values naming this machine (http or https, any port).
 bool is_local_origin(std::string_view origin);
+// True for Host header values naming the loopback interface: localhost,
+// 127.x.x.x or [::1], with or without a port.
+bool is_loopback_host(std::string_view host);
 
 }  // namespace weft::server
 

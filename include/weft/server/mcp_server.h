@@ -64,6 +64,13 @@ struct ServerOptions {
   size_t max_message_bytes = kDefaultMaxMessageBytes;
   size_t tools_page_size = 100;
   size_t resources_page_size = 200;
+  // A JSON-RPC batch (protocol 2025-03-26 and older) holds at most this many
+  // messages; a longer one is refused whole with -32600.
+  size_t max_batch_items = 100;
+  // The replies to one batch stop growing past this many bytes (serialized):
+  // the request whose reply would cross it, and every later one, is answered
+  // with -32600 instead of running.
+  size_t max_batch_reply_bytes = 16u << 20;
   // Maps the client's root URIs onto workspace-relative prefixes (roots that lie
   // outside the workspace are dropped). Unset: client roots are ignored.
   std::function<std::vector<std::string>(const std::vector<std::string>& uris)> map_roots;
@@ -80,11 +87,14 @@ class McpServer {
   // reply to write (a response, an error or a batch array), or nullopt when
   // nothing is owed (notifications, responses, cancelled calls).
   // `related` carries progress and log notifications of these requests.
+  // When `group` is given, the requests join it while they run; once it is
+  // cancelled (the client left), running requests stop, the rest of a batch
+  // is skipped, and nothing is owed.
   std::optional<Json> handle_text(std::string_view text, Session& session,
-                                  const Session::Sender& related);
+                                  const Session::Sender& related, CancelGroup* group = nullptr);
   // Handles one valid message; same contract as handle_text().
   std::optional<Json> handle_message(const Message& message, Session& session,
-                                     const Session::Sender& related);
+                                     const Session::Sender& related, CancelGroup* group = nullptr);
 
   // True for messages a transport must handle in arrival order on its reader
   // thread (lifecycle, cancellation, responses) rather than on a worker.
@@ -99,7 +109,7 @@ class McpServer {
   using Outcome = std::variant<Json, RpcError>;
 
   std::optional<Json> handle_request(const Message& message, Session& session,
-                                     const Session::Sender& related);
+                                     const Session::Sender& related, CancelGroup* group);
   void handle_notification(const Message& message, Session& session);
   Outcome dispatch(const Message& message, const RequestInfo& info, Session& session,
                    const Session::Sender& related);
@@ -113,6 +123,7 @@ class McpServer {
   Outcome list_resources(const Json& params, Session& session) const;
   Outcome read_resource(const Json& params, Session& session) const;
   void request_roots(Session& session);
+  Json batch_reply_limit_error(const Json& id) const;
   void diag(const std::string& line) const;
 
   ServerOptions options_;

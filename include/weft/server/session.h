@@ -26,6 +26,23 @@
 
 namespace weft::server {
 
+// The cancellation flags of the requests that arrived on one channel (an
+// HTTP request's connection), so that they all stop when the client goes
+// away: cancel() sets every member's flag, and a flag added later is set at
+// once. Thread-safe.
+class CancelGroup {
+ public:
+  void add(const std::shared_ptr<std::atomic<bool>>& flag);
+  void remove(const std::shared_ptr<std::atomic<bool>>& flag);
+  void cancel();
+  bool cancelled() const;
+
+ private:
+  mutable std::mutex mu_;
+  bool cancelled_ = false;
+  std::vector<std::shared_ptr<std::atomic<bool>>> flags_;
+};
+
 class Session {
  public:
   // Sends one message to the client (notifications and server requests).
