@@ -312,7 +312,7 @@ int main(int argc, char** argv) {
 
   std::sort(totals.latencies_ms.begin(), totals.latencies_ms.end());
   auto round2 = [](double v) { return std::round(v * 100) / 100; };
-  Json out = {{"suite", "mcp_load"},
+  nlohmann::ordered_json out = {{"suite", "mcp_load"},
               {"sessions", o.sessions},
               {"seconds", o.seconds},
               {"interval_ms", o.interval_ms},

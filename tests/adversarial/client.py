@@ -92,6 +92,7 @@ class Response:
     headers: dict[str, str]
     body: bytes = b""
     elapsed: float = 0.0
+    cut: bool = False  # the body passed max_body and was not read to its end
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
@@ -123,7 +124,7 @@ class HttpConnection:
         self.port = port
         self.host = host
         self.sock = socket.create_connection((host, port), timeout=timeout)
-        self.buf = b""
+        self.buf = bytearray()
 
     def close(self) -> None:
         try:
@@ -154,17 +155,21 @@ class HttpConnection:
         return True
 
     def _read_until(self, marker: bytes, limit: int = 1 << 20) -> bytes:
-        while marker not in self.buf:
+        start = 0
+        while (at := self.buf.find(marker, start)) < 0:
+            start = max(0, len(self.buf) - len(marker))
             if len(self.buf) > limit or not self._fill():
-                raise ConnectionClosed(f"closed before {marker!r}; got {self.buf[:200]!r}")
-        head, _, self.buf = self.buf.partition(marker)
+                raise ConnectionClosed(f"closed before {marker!r}; got {bytes(self.buf[:200])!r}")
+        head = bytes(self.buf[:at])
+        del self.buf[:at + len(marker)]
         return head
 
     def _read_exact(self, n: int) -> bytes:
         while len(self.buf) < n:
             if not self._fill():
                 raise ConnectionClosed(f"closed after {len(self.buf)} of {n} body bytes")
-        out, self.buf = self.buf[:n], self.buf[n:]
+        out = bytes(self.buf[:n])
+        del self.buf[:n]
         return out
 
     def read_response(self, max_body: int | None = None) -> Response:
@@ -181,6 +186,7 @@ class HttpConnection:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
         body = b""
+        cut = False
         if headers.get("transfer-encoding", "").lower() == "chunked":
             parts = []
             total = 0
@@ -194,20 +200,23 @@ class HttpConnection:
                 self._read_exact(2)
                 if max_body is not None and total > max_body:
                     self.close()
+                    cut = True
                     break
             body = b"".join(parts)
         elif "content-length" in headers:
             length = int(headers["content-length"])
             if max_body is not None and length > max_body:
                 self.close()
-                return Response(status, headers, b"", time.monotonic() - start)
+                return Response(status, headers, b"", time.monotonic() - start, cut=True)
             body = self._read_exact(length)
         elif status >= 200 and status not in (204, 304):
             while self._fill():
                 if max_body is not None and len(self.buf) > max_body:
+                    cut = True
                     break
-            body, self.buf = self.buf, b""
-        return Response(status, headers, body, time.monotonic() - start)
+            body = bytes(self.buf)
+            self.buf.clear()
+        return Response(status, headers, body, time.monotonic() - start, cut)
 
     def request(self, method: str, body: bytes | str | dict | list = b"", *,
                 path: str = "/mcp", headers: dict[str, str] | None = None,
@@ -261,13 +270,17 @@ class McpHttpSession:
     def notify(self, method: str, params: dict | None = None) -> Response:
         return self.post(jsonrpc(method, params, None))
 
-    def rpc(self, method: str, params: dict | None = None) -> Response:
+    def rpc(self, method: str, params: dict | None = None, max_body: int | None = None
+            ) -> Response:
         self.next_id += 1
-        return self.post(jsonrpc(method, params, self.next_id))
+        return self.post(jsonrpc(method, params, self.next_id), max_body=max_body)
 
-    def call(self, name: str, arguments: dict) -> dict:
-        """tools/call; returns the result object, raising on a protocol error or HTTP error."""
-        res = self.rpc("tools/call", {"name": name, "arguments": arguments})
+    def call(self, name: str, arguments: dict, max_body: int = 64 << 20) -> dict:
+        """tools/call; returns the result object, raising on a protocol error, an HTTP error
+        or an answer over max_body bytes (not read further)."""
+        res = self.rpc("tools/call", {"name": name, "arguments": arguments}, max_body)
+        if res.cut:
+            raise AssertionError(f"{name}: the answer is over {max_body} bytes")
         if res.status != 200:
             raise AssertionError(f"{name}: HTTP {res.status}: {res.body[:300]!r}")
         reply = res.reply()

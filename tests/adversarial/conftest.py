@@ -1,4 +1,4 @@
-"""Fixtures of the adversarial suite (see README.md here).
+"""Fixtures of the adversarial suite (what it covers: README.md here).
 
 `server` is one `weft serve` shared by the light tests (restarted if a test
 killed it, which that test reports); `fresh_server` is a private one for tests
