@@ -19,7 +19,7 @@ import socket
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import monitor
@@ -487,10 +487,3 @@ def stdio_call(server: StdioServer, name: str, arguments: dict, timeout: float =
     assert "result" in reply, f"{name}: {reply}"
     return reply["result"]
 
-
-@dataclass
-class Timer:
-    start: float = field(default_factory=time.monotonic)
-
-    def elapsed(self) -> float:
-        return time.monotonic() - self.start

@@ -11,7 +11,6 @@ import os
 
 import pytest
 
-import client
 
 
 @pytest.fixture(scope="module")
