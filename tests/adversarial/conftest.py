@@ -111,5 +111,5 @@ def pytest_terminal_summary(terminalreporter):
             "peak_server_rss_mb": round(peak.peak_rss_mb, 1),
             "rss_bound_mb": monitor.RSS_BOUND_MB,
             "server_processes": len(records),
-            "per_process": {r.name: round(r.peak_rss_mb, 1) for r in records},
+            "per_process": {f"{r.name}#{r.pid}": round(r.peak_rss_mb, 1) for r in records},
         }) + "\n")
