@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <barrier>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -179,8 +178,8 @@ class Client {
  private:
   void connect() {
     sock_ = std::make_unique<tcp::socket>(ioc_);
-    sock_->connect(tcp::endpoint(net::ip::make_address("127.0.0.1"),
-                                 static_cast<unsigned short>(port_)));
+    sock_->connect(
+        tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)));
     sock_->set_option(tcp::no_delay(true));
     buffer_.clear();
   }
@@ -262,7 +261,8 @@ void run_session(const Options& o, int port, std::barrier<MarkStart>& ready,
     } catch (const std::exception& e) {
       totals.error(std::string("fs_read: ") + e.what());
     }
-    if (o.interval_ms > 0) std::this_thread::sleep_until(t0 + std::chrono::milliseconds(o.interval_ms));
+    if (o.interval_ms > 0)
+      std::this_thread::sleep_until(t0 + std::chrono::milliseconds(o.interval_ms));
   }
   std::lock_guard lock(totals.mu);
   totals.requests += requests;
@@ -312,19 +312,20 @@ int main(int argc, char** argv) {
 
   std::sort(totals.latencies_ms.begin(), totals.latencies_ms.end());
   auto round2 = [](double v) { return std::round(v * 100) / 100; };
-  nlohmann::ordered_json out = {{"suite", "mcp_load"},
-              {"sessions", o.sessions},
-              {"seconds", o.seconds},
-              {"interval_ms", o.interval_ms},
-              {"requests", totals.requests},
-              {"requests_per_s", std::round(static_cast<double>(totals.requests) / elapsed)},
-              {"errors", totals.errors},
-              {"lost_sessions", totals.lost_sessions},
-              {"failed_session_opens", totals.failed_opens},
-              {"p50_ms", round2(percentile(totals.latencies_ms, 0.50))},
-              {"p99_ms", round2(percentile(totals.latencies_ms, 0.99))},
-              {"max_ms", round2(totals.latencies_ms.empty() ? 0 : totals.latencies_ms.back())},
-              {"server_peak_rss_mb", std::round(rss * 10) / 10}};
+  nlohmann::ordered_json out = {
+      {"suite", "mcp_load"},
+      {"sessions", o.sessions},
+      {"seconds", o.seconds},
+      {"interval_ms", o.interval_ms},
+      {"requests", totals.requests},
+      {"requests_per_s", std::round(static_cast<double>(totals.requests) / elapsed)},
+      {"errors", totals.errors},
+      {"lost_sessions", totals.lost_sessions},
+      {"failed_session_opens", totals.failed_opens},
+      {"p50_ms", round2(percentile(totals.latencies_ms, 0.50))},
+      {"p99_ms", round2(percentile(totals.latencies_ms, 0.99))},
+      {"max_ms", round2(totals.latencies_ms.empty() ? 0 : totals.latencies_ms.back())},
+      {"server_peak_rss_mb", std::round(rss * 10) / 10}};
   if (!totals.first_error.empty()) out["first_error"] = totals.first_error;
   std::printf("%s\n", out.dump().c_str());
   return 0;

@@ -30,7 +30,7 @@ def stderr_of(out: subprocess.CompletedProcess) -> str:
 
 @pytest.fixture
 def fifo(tmp_path):
-    path = tmp_path / "fifo"
+    path = tmp_path / "node.db"  # a name that says nothing of what it is
     os.mkfifo(path)
     return str(path)
 
@@ -44,9 +44,8 @@ def fifo(tmp_path):
 def test_fifo_as_db_is_refused_quickly(fifo, command):
     out = run_quick([a.format(p=fifo) for a in command])
     assert out.returncode > 0, out.returncode
-    message = stderr_of(out)
-    assert "fifo" in message.lower() or "regular file" in message.lower() or \
-        "not a file" in message.lower(), message
+    message = stderr_of(out).replace(fifo, "PATH").lower()  # the path itself says "fifo"
+    assert any(w in message for w in ("fifo", "pipe", "regular file", "not a file")), message
 
 
 @pytest.mark.parametrize("command", [
@@ -71,7 +70,7 @@ def test_directory_as_db_says_so(tmp_path, sub):
     directory = tmp_path / "dir.db"
     directory.mkdir()
     out = run_quick(["block", sub[0], "--db", str(directory), *sub[1:]])
-    message = stderr_of(out)
+    message = stderr_of(out).replace(str(directory), "PATH")  # the test's path says "directory"
     assert out.returncode > 0, out.returncode
     assert "disk I/O error" not in message and "internal" not in message, message
     assert "directory" in message.lower(), message
@@ -81,7 +80,7 @@ def test_zero_length_db_says_so(tmp_path):
     empty = tmp_path / "empty.db"
     empty.write_bytes(b"")
     out = run_quick(["block", "ls", "--db", str(empty)])
-    message = stderr_of(out)
+    message = stderr_of(out).replace(str(empty), "PATH")  # the test's path says "zero" and "empty"
     assert out.returncode >= 0, f"killed by signal {-out.returncode}"
     if out.returncode != 0:
         assert "schema" not in message.lower(), message
