@@ -4,6 +4,9 @@
 #   scripts/bench.sh fs --json        filesystem protocol vs ripgrep / fd / git
 #   scripts/bench.sh store --json     SQLite block store
 #   scripts/bench.sh mcp --json       MCP server vs @modelcontextprotocol/server-filesystem
+#   scripts/bench.sh mcp_load --json [--sessions 300] [--seconds 20] [--interval-ms 0]
+#                                     concurrent HTTP sessions doing fs_read: errors, lost
+#                                     sessions, latency percentiles, server peak RSS
 # A suite is bench/<name>.sh when that exists, else the binary weft_<name>_bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -5,13 +5,15 @@
 #   3. ThreadSanitizer build: the concurrent suites (CTest label "concurrent")
 #   4. libFuzzer smoke run of every fuzz target (fuzz/)
 #   5. the Python module's pytest suite
-#   6. the Node interop suites in tests/interop/ (npm ci, node --test)
+#   6. the adversarial suite (tests/adversarial/): the release `weft` driven as a
+#      hostile client on loopback, every server's RSS held under 256 MB
+#   7. the Node interop suites in tests/interop/ (npm ci, node --test)
 # WEFT_TEST_STAGES="release asan" runs a subset (the default is all of them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
 
-stages="${WEFT_TEST_STAGES:-release asan tsan fuzz python interop}"
+stages="${WEFT_TEST_STAGES:-release asan tsan fuzz python adversarial interop}"
 has_stage() { [[ " $stages " == *" $1 "* ]]; }
 jobs="$(nproc)"
 start=$SECONDS
@@ -20,7 +22,7 @@ step() { printf '\n=== %s (%ds elapsed)\n' "$*" "$((SECONDS - start))"; }
 step "install dependencies"
 scripts/install-deps.sh
 
-if has_stage release || has_stage python || has_stage interop; then
+if has_stage release || has_stage python || has_stage adversarial || has_stage interop; then
   step "release build"
   scripts/build.sh release
 fi
@@ -91,6 +93,12 @@ fi
 if has_stage python && [ -d tests/python ]; then
   step "Python module tests"
   PYTHONPATH="$root/build/release/python" /usr/bin/python3 -m pytest -q tests/python
+fi
+
+if has_stage adversarial && [ -d tests/adversarial ]; then
+  step "adversarial tests (hostile client, RSS bound)"
+  WEFT_BIN="$root/build/release/weft" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+    tests/adversarial
 fi
 
 if has_stage interop && [ -f tests/interop/package.json ]; then
