@@ -247,6 +247,8 @@ TEST_F(CliTest, DeepJsonInputIsRefusedWithAClearMessage) {
   CliRun loro = weft("loro merge deep.json 2>&1", dir());
   EXPECT_EQ(loro.exit_code, 5);
   EXPECT_NE(loro.out.find("JSON nested deeper than 263 levels"), std::string::npos) << loro.out;
+}
+
 // A command line, the exit code it must end with and text its output (stderr included) holds.
 struct ExpectedRun {
   std::string args;
