@@ -1,6 +1,7 @@
 // JSON nesting-depth pre-scan (see include/weft/base/json_depth.h).
 #include "weft/base/json_depth.h"
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -26,7 +27,12 @@ size_t string_end(std::string_view text, size_t from) {
 }  // namespace
 
 Status check_json_depth(std::string_view text, size_t max_depth) {
+  return check_json_shape(text, max_depth, SIZE_MAX);
+}
+
+Status check_json_shape(std::string_view text, size_t max_depth, size_t max_values) {
   size_t depth = 0;
+  size_t values = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     switch (text[i]) {
       case '"':
@@ -37,6 +43,13 @@ Status check_json_depth(std::string_view text, size_t max_depth) {
         if (++depth > max_depth) {
           return invalid_argument("JSON nested deeper than " + std::to_string(max_depth) +
                                   " levels (at byte " + std::to_string(i) + ")");
+        }
+        [[fallthrough]];
+      case ',':
+      case ':':
+        if (++values > max_values) {
+          return invalid_argument("JSON of more than " + std::to_string(max_values) +
+                                  " values (at byte " + std::to_string(i) + ")");
         }
         break;
       case ']':

@@ -123,7 +123,9 @@ void setup_ls(CLI::App* block) {
                   << b.last_seq << (b.deleted ? "\tdeleted" : "") << "\n";
       }
     }
-    set_exit_code(kExitOk);
+    // The readable blocks are listed; a skipped corrupt row still fails the
+    // command, so a script notices the damage.
+    set_exit_code(list->problems.empty() ? kExitOk : kExitBadData);
   });
 }
 

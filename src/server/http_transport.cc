@@ -138,6 +138,10 @@ Status HttpServer::run() {
     impl_->acceptor->accept(sock, ec);
     if (impl_->stopping) break;
     if (ec) continue;
+    // Answers go out in several writes (SSE events, chunk frames); without
+    // this, Nagle's algorithm holds the later ones until the client's
+    // delayed ACK, some 40 ms per call.
+    sock.set_option(tcp::no_delay(true), ec);
     impl_->start_connection(sock);
   }
   if (impl_->reaper.joinable()) {

@@ -104,7 +104,8 @@ Json make_oversize_error(size_t bytes, size_t max_bytes) {
                         " bytes exceeds the limit of " + std::to_string(max_bytes) + " bytes");
 }
 
-ParsedInput parse_input(std::string_view text, size_t max_bytes, size_t max_depth) {
+ParsedInput parse_input(std::string_view text, size_t max_bytes, size_t max_depth,
+                        size_t max_values) {
   ParsedInput out;
   if (text.size() > max_bytes) {
     Incoming item;
@@ -113,8 +114,8 @@ ParsedInput parse_input(std::string_view text, size_t max_bytes, size_t max_dept
     return out;
   }
   // Before parsing: a value deeper than this would overflow the stack when
-  // copied or dumped.
-  if (Status depth = check_json_depth(text, max_depth); !depth.ok()) {
+  // copied or dumped, and millions of tiny values would take gigabytes.
+  if (Status depth = check_json_shape(text, max_depth, max_values); !depth.ok()) {
     out.items.push_back(error_item(nullptr, rpc::kInvalidRequest,
                                    "Invalid Request: " + std::string(depth.message())));
     return out;

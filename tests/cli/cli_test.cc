@@ -214,14 +214,14 @@ TEST_F(CliTest, DeepJsonInABlockDatabaseIsCorruptDataNotACrash) {
   EXPECT_NE(err.out.find("corrupt row: metadata_json: JSON nested deeper than 64 levels"),
             std::string::npos)
       << err.out;
-  // `ls` lists what it can read and warns about the rest, as for any corrupt row.
+  // `ls` lists what it can read, warns about the rest and exits 5.
   CliRun ls = weft("block ls --db b.db --json", dir());
-  EXPECT_EQ(ls.exit_code, 0);
+  EXPECT_EQ(ls.exit_code, 5);
   auto listed = nlohmann::json::parse(ls.out, nullptr, false);
   ASSERT_TRUE(listed.is_array()) << ls.out;
   EXPECT_TRUE(listed.empty());
   CliRun plain = weft("block ls --db b.db 2>&1", dir());
-  EXPECT_EQ(plain.exit_code, 0);
+  EXPECT_EQ(plain.exit_code, 5);
   EXPECT_NE(plain.out.find("(skipped)"), std::string::npos) << plain.out;
   set_block_column(dir() / "b.db", "metadata_json", "{}");
   set_block_column(dir() / "b.db", "schema_json",

@@ -91,6 +91,29 @@ TEST(JsonRpcTest, DeeplyNestedMessagesAreRefusedUnparsed) {
             rpc::kInvalidRequest);
 }
 
+TEST(JsonRpcTest, MessagesOfMillionsOfTinyValuesAreRefusedUnparsed) {
+  // Well under the size limit, but parsed it would take hundreds of MB.
+  auto wide = [](size_t n) {
+    std::string text = R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":[)";
+    for (size_t i = 0; i < n; ++i) text += i ? ",[]" : "[]";
+    return text + "]}}";
+  };
+  EXPECT_TRUE(parse_input(wide(1000)).items[0].message);
+  auto over = parse_input(wide(5'000'000));
+  ASSERT_EQ(over.items.size(), 1u);
+  EXPECT_EQ(error_code(over.items[0]), rpc::kInvalidRequest);
+  EXPECT_NE((*over.items[0].error_response)["error"]["message"].get<std::string>().find(
+                "JSON of more than 200000 values"),
+            std::string::npos);
+  // Members count twice (key and value); values inside strings not at all.
+  EXPECT_TRUE(parse_input(wide(10), kDefaultMaxMessageBytes, kMaxJsonDepth, 40).items[0].message);
+  EXPECT_EQ(error_code(parse_input(wide(40), kDefaultMaxMessageBytes, kMaxJsonDepth, 40).items[0]),
+            rpc::kInvalidRequest);
+  std::string in_string = R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":")" +
+                          std::string(1'000'000, ',') + R"("}})";
+  EXPECT_TRUE(parse_input(in_string).items[0].message);
+}
+
 TEST(JsonRpcTest, BatchesAreSplitAndEmptyBatchIsInvalid) {
   auto batch = parse_input(R"([{"jsonrpc":"2.0","id":1,"method":"a"},{"bad":1}])");
   EXPECT_TRUE(batch.is_batch);

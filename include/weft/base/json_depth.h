@@ -1,5 +1,5 @@
-// A nesting-depth guard for JSON text that came from outside, run before the
-// text is parsed.
+// A nesting-depth guard (and a value-count guard) for JSON text that came from
+// outside, run before the text is parsed.
 //
 // nlohmann's parser is iterative, but copying, comparing and dumping a parsed
 // value recurse once per level, as does weft's own code walking it: a few
@@ -29,6 +29,17 @@ inline constexpr size_t kMaxJsonDepth = 64;
 // before it does. Otherwise kInvalidArgument, e.g.
 // "JSON nested deeper than 64 levels (at byte 64)".
 Status check_json_depth(std::string_view text, size_t max_depth = kMaxJsonDepth);
+
+// The default limit on a message's values: a parsed value costs 30-100 bytes
+// of heap, so a text of millions of tiny values ("[[],[],...") would take
+// hundreds of megabytes even within a 16 MiB size limit.
+inline constexpr size_t kMaxJsonValues = 200'000;
+
+// check_json_depth, and also at most `max_values` values, counted as the
+// opening brackets, commas and colons outside strings (an object member
+// counts twice). Otherwise kInvalidArgument, e.g.
+// "JSON of more than 200000 values (at byte 1048576)".
+Status check_json_shape(std::string_view text, size_t max_depth, size_t max_values);
 
 }  // namespace weft
 

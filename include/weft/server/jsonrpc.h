@@ -75,12 +75,14 @@ struct ParsedInput {
 
 // Parses `text` (one stdio line or one HTTP body). Never fails: bad input is
 // reported through Incoming::error_response. Texts longer than `max_bytes`,
-// or nesting deeper than `max_depth` levels, get -32600 without being parsed
-// ("Invalid Request: JSON nested deeper than 64 levels (at byte N)"). An
+// nesting deeper than `max_depth` levels or holding more than `max_values`
+// values, get -32600 without being parsed ("Invalid Request: JSON nested
+// deeper than 64 levels (at byte N)"; see check_json_shape). An
 // empty batch is one -32600 item with is_batch false (JSON-RPC answers it
 // with a single error).
 ParsedInput parse_input(std::string_view text, size_t max_bytes = kDefaultMaxMessageBytes,
-                        size_t max_depth = kMaxJsonDepth);
+                        size_t max_depth = kMaxJsonDepth,
+                        size_t max_values = kMaxJsonValues);
 
 // The -32600 error (id null) for a message of `bytes` over `max_bytes`.
 Json make_oversize_error(size_t bytes, size_t max_bytes);
