@@ -223,6 +223,7 @@ Status check_write_content(std::string_view content, bool text, const FsLimits& 
 }
 
 bool looks_binary(std::string_view data) {
+  if (data.empty()) return false;  // memchr must not see the null data() of an empty view
   return std::memchr(data.data(), 0, std::min<size_t>(data.size(), 8192)) != nullptr;
 }
 
