@@ -24,7 +24,7 @@ namespace {
 
 using weft::server::Json;
 
-constexpr size_t kMaxText = 1 << 21;  // generated text stops growing here
+constexpr size_t kMaxText = 1 << 18;  // generated text stops growing here (52k+ levels)
 
 // Writes JSON text step by step; each input byte picks the next step.
 class Generator {
