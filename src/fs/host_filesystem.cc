@@ -100,7 +100,7 @@ Result<ReadResult> HostFilesystem::do_read(std::string_view path, int64_t offset
   struct stat st;
   WEFT_ASSIGN_OR_RETURN(UniqueFd fd, open_file(p, &st));
   std::string buffer;
-  ChunkReader reader(fd.get(), p.str(), limits().max_read_file_bytes, &buffer);
+  ChunkReader reader(fd.get(), p.str(), limits().max_read_file_bytes, &buffer, st.st_size);
   return page_lines_stream([&] { return reader.next(); }, p.str(), offset, limit, limits());
 }
 

@@ -305,8 +305,9 @@ Status read_all(int fd, const std::string& what, int64_t max_bytes, std::string*
 }
 
 Result<std::string_view> ChunkReader::next() {
-  if (buffer_.size() != kChunkBytes) buffer_.resize(kChunkBytes);
-  WEFT_ASSIGN_OR_RETURN(size_t n, read_once(fd_, buffer_.data(), buffer_.size(), -1, what_));
+  // Grown, never shrunk: a buffer reused across files is cleared at most once.
+  if (buffer_.size() < chunk_bytes_) buffer_.resize(chunk_bytes_);
+  WEFT_ASSIGN_OR_RETURN(size_t n, read_once(fd_, buffer_.data(), chunk_bytes_, -1, what_));
   read_ += static_cast<int64_t>(n);
   if (read_ > max_bytes_) {
     return resource_exhausted("'" + what_ + "' grew over the read limit of " +

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -238,8 +239,17 @@ Status read_all(int fd, const std::string& what, int64_t max_bytes, std::string*
 class ChunkReader {
  public:
   static constexpr size_t kChunkBytes = 256 << 10;
-  ChunkReader(int fd, std::string what, int64_t max_bytes, std::string* buffer)
-      : fd_(fd), what_(std::move(what)), max_bytes_(max_bytes), buffer_(*buffer) {}
+  // `size_hint` is the file's size when known (fstat), else -1: a small file
+  // gets a buffer of its size, not a whole chunk to allocate and clear.
+  ChunkReader(int fd, std::string what, int64_t max_bytes, std::string* buffer,
+              int64_t size_hint = -1)
+      : fd_(fd),
+        what_(std::move(what)),
+        max_bytes_(max_bytes),
+        buffer_(*buffer),
+        chunk_bytes_(size_hint < 0 ? kChunkBytes
+                                   : std::clamp<size_t>(static_cast<size_t>(size_hint) + 1,
+                                                        size_t{4} << 10, kChunkBytes)) {}
   Result<std::string_view> next();
 
  private:
@@ -248,6 +258,7 @@ class ChunkReader {
   int64_t max_bytes_;
   int64_t read_ = 0;
   std::string& buffer_;
+  size_t chunk_bytes_;
 };
 
 // Reads bytes [offset, offset + count) of an open file (fewer at its end) into `out`.

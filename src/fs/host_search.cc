@@ -75,7 +75,7 @@ struct GrepScan {
     struct stat st;
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > max_bytes) return;
     if (st.st_nlink > 1 && !allow_hard_links) return;
-    ChunkReader reader(fd, path, max_bytes, buffer);
+    ChunkReader reader(fd, path, max_bytes, buffer, st.st_size);
     // A read error mid-file keeps what was found before it, like rg.
     (void)query.search_stream([&] { return reader.next(); }, path, out);
   }
@@ -308,7 +308,7 @@ Result<std::vector<GrepMatch>> HostFilesystem::do_grep_with(std::string_view pat
                                 std::to_string(limits().max_read_file_bytes));
     }
     std::string buffer;
-    ChunkReader reader(fd.get(), base.str(), limits().max_read_file_bytes, &buffer);
+    ChunkReader reader(fd.get(), base.str(), limits().max_read_file_bytes, &buffer, st.st_size);
     WEFT_RETURN_IF_ERROR(query->search_stream([&] { return reader.next(); }, base.str(), &out));
   }
   return out;

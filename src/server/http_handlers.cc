@@ -1,6 +1,8 @@
 // POST, GET and DELETE on the MCP endpoint (Streamable HTTP, both eras).
 #include <chrono>
+#include <cstdio>
 #include <random>
+#include <string>
 
 #include "server/http_impl.h"
 
@@ -75,25 +77,34 @@ std::string modern_version(const Message& m) {
 // Writes SSE events on one chunked response; thread-safe.
 class SseWriter {
  public:
+  // The response header waits in the buffer until the first flush, so that a
+  // call that reports nothing before its answer goes out in one write.
   SseWriter(tcp::socket& sock, const std::string& session_id) : sock_(sock) {
-    http::response<http::empty_body> res{http::status::ok, 11};
-    res.set(http::field::server, "weft");
-    res.set(http::field::content_type, "text/event-stream");
-    res.set(http::field::cache_control, "no-cache");
-    if (!session_id.empty()) res.set("Mcp-Session-Id", session_id);
-    res.chunked(true);
-    http::response_serializer<http::empty_body> sr{res};
-    http::write_header(sock_, sr, ec_);
+    pending_ =
+        "HTTP/1.1 200 OK\r\nServer: weft\r\nContent-Type: text/event-stream\r\n"
+        "Cache-Control: no-cache\r\n";
+    if (!session_id.empty()) pending_ += "Mcp-Session-Id: " + session_id + "\r\n";
+    pending_ += "Transfer-Encoding: chunked\r\n\r\n";
   }
+  // Sends a message now (progress, logs, the GET stream's messages).
   void event(const Json& message) { raw("event: message\ndata: " + serialize(message) + "\n\n"); }
   void raw(const std::string& text) {
     std::lock_guard lock(mu_);
-    if (ec_) return;
-    net::write(sock_, http::make_chunk(net::buffer(text)), ec_);
+    append_chunk(text);
+    flush_locked();
   }
-  bool finish() {
+  // Sends the header if it has not gone yet.
+  void flush() {
     std::lock_guard lock(mu_);
-    if (!ec_) net::write(sock_, http::make_chunk_last(), ec_);
+    flush_locked();
+  }
+  // Sends `last` (when given) and ends the stream, in one write with
+  // whatever is still buffered.
+  bool finish(const Json* last = nullptr) {
+    std::lock_guard lock(mu_);
+    if (last) append_chunk("event: message\ndata: " + serialize(*last) + "\n\n");
+    pending_ += "0\r\n\r\n";
+    flush_locked();
     return !ec_;
   }
   bool ok() {
@@ -102,8 +113,21 @@ class SseWriter {
   }
 
  private:
+  void append_chunk(const std::string& data) {
+    char size[20];
+    std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+    pending_ += size;
+    pending_ += data;
+    pending_ += "\r\n";
+  }
+  void flush_locked() {
+    if (!ec_ && !pending_.empty()) net::write(sock_, net::buffer(pending_), ec_);
+    pending_.clear();
+  }
+
   tcp::socket& sock_;
   std::mutex mu_;
+  std::string pending_;  // bytes not yet written
   beast::error_code ec_;
 };
 
@@ -219,8 +243,7 @@ bool HttpServer::Impl::handle_post(Conn& conn, const Request& req) {
     SseWriter sse(sock, session_id);
     auto reply = server.handle_message(
         *single, hs->session(), [&sse](const Json& m) { sse.event(m); }, watch.group());
-    if (reply) sse.event(*reply);
-    return sse.finish();
+    return sse.finish(reply ? &*reply : nullptr);
   }
   auto reply = server.handle_text(
       req.body(), hs->session(), [hs](const Json& m) { hs->push(m); }, watch.group());
@@ -249,6 +272,7 @@ bool HttpServer::Impl::handle_get(tcp::socket& sock, const Request& req) {
     return respond(sock, req, http::status::conflict, &error);
   }
   SseWriter sse(sock, "");
+  sse.flush();  // the client learns at once that its stream is open
   bool closed = false;
   while (sse.ok() && !closed && !stopping) {
     auto messages = hs->wait(std::chrono::seconds(15), &closed);
