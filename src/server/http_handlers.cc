@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "server/http_impl.h"
 
@@ -87,7 +88,7 @@ class SseWriter {
     pending_ += "Transfer-Encoding: chunked\r\n\r\n";
   }
   // Sends a message now (progress, logs, the GET stream's messages).
-  void event(const Json& message) { raw("event: message\ndata: " + serialize(message) + "\n\n"); }
+  void event(const Json& message) { raw(event_text(message)); }
   void raw(const std::string& text) {
     std::lock_guard lock(mu_);
     append_chunk(text);
@@ -102,7 +103,7 @@ class SseWriter {
   // whatever is still buffered.
   bool finish(const Json* last = nullptr) {
     std::lock_guard lock(mu_);
-    if (last) append_chunk("event: message\ndata: " + serialize(*last) + "\n\n");
+    if (last) append_chunk(event_text(*last));
     pending_ += "0\r\n\r\n";
     flush_locked();
     return !ec_;
@@ -113,6 +114,9 @@ class SseWriter {
   }
 
  private:
+  static std::string event_text(const Json& message) {
+    return "event: message\ndata: " + serialize(message) + "\n\n";
+  }
   void append_chunk(const std::string& data) {
     char size[20];
     std::snprintf(size, sizeof size, "%zx\r\n", data.size());
@@ -245,8 +249,8 @@ bool HttpServer::Impl::handle_post(Conn& conn, const Request& req) {
         *single, hs->session(), [&sse](const Json& m) { sse.event(m); }, watch.group());
     return sse.finish(reply ? &*reply : nullptr);
   }
-  auto reply = server.handle_text(
-      req.body(), hs->session(), [hs](const Json& m) { hs->push(m); }, watch.group());
+  auto reply = server.handle_input(
+      std::move(input), hs->session(), [hs](const Json& m) { hs->push(m); }, watch.group());
   if (!reply) return respond(sock, req, http::status::accepted, nullptr, session_id);
   if (!session_id.empty() && reply->contains("error")) {
     std::unique_lock lock(sessions_mu);

@@ -157,7 +157,7 @@ struct HttpServer::Impl {
   bool handle_delete(tcp::socket& sock, const Request& req);
   bool respond(tcp::socket& sock, const Request& req, http::status status, const Json* body,
                const std::string& session_id = "", int retry_after_s = 0);
-  // The checks on Host, Origin, Content-Type and Accept; false when an error
+  // The Host check (loopback names or allowed_hosts); false when an error
   // response was sent.
   bool host_allowed(tcp::socket& sock, const Request& req);
   // Finds a session and counts it as in use; an empty lease when unknown.

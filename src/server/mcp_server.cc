@@ -82,7 +82,11 @@ void McpServer::diag(const std::string& line) const {
 
 std::optional<Json> McpServer::handle_text(std::string_view text, Session& session,
                                            const Session::Sender& related, CancelGroup* group) {
-  ParsedInput input = parse_input(text, options_.max_message_bytes);
+  return handle_input(parse_input(text, options_.max_message_bytes), session, related, group);
+}
+
+std::optional<Json> McpServer::handle_input(ParsedInput input, Session& session,
+                                            const Session::Sender& related, CancelGroup* group) {
   if (input.is_batch && !version_allows_batches(session.protocol_version())) {
     std::string version = session.protocol_version();
     return make_error(nullptr, rpc::kInvalidRequest,

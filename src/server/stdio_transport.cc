@@ -9,6 +9,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace weft::server {
@@ -126,7 +127,7 @@ void handle_line(std::string_view line, McpServer& server, Session& session, Wor
   Session::Sender related = [&out](const Json& m) { out.write(m); };
   ParsedInput input = parse_input(line, server.options().max_message_bytes);
   if (input.is_batch) {  // rare and legacy: handled whole, in order
-    auto reply = server.handle_text(line, session, related);
+    auto reply = server.handle_input(std::move(input), session, related);
     if (reply) out.write(*reply);
     return;
   }

@@ -92,6 +92,10 @@ class McpServer {
   // is skipped, and nothing is owed.
   std::optional<Json> handle_text(std::string_view text, Session& session,
                                   const Session::Sender& related, CancelGroup* group = nullptr);
+  // handle_text() for a text the transport already parsed with parse_input()
+  // (so that it is scanned and parsed once).
+  std::optional<Json> handle_input(ParsedInput input, Session& session,
+                                   const Session::Sender& related, CancelGroup* group = nullptr);
   // Handles one valid message; same contract as handle_text().
   std::optional<Json> handle_message(const Message& message, Session& session,
                                      const Session::Sender& related, CancelGroup* group = nullptr);
