@@ -9,6 +9,7 @@ pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 pkg_check_modules(LIBGIT2 REQUIRED IMPORTED_TARGET libgit2)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 find_package(SQLite3 REQUIRED)
+find_package(tomlplusplus 3 REQUIRED)  # weft.toml (target tomlplusplus::tomlplusplus)
 find_package(ZLIB REQUIRED)  # gzip-compressed trace files; fs snapshot packs
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)  # SHA-1 of snapshot objects
 find_package(Boost 1.81 CONFIG)  # Beast/Asio for the HTTP and WebSocket servers

@@ -6,6 +6,12 @@
 function(weft_layer name)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
+  if(NOT sources)  # a layer whose headers come before its sources
+    add_library(weft_${name} INTERFACE)
+    target_include_directories(weft_${name} INTERFACE ${PROJECT_SOURCE_DIR}/include)
+    target_link_libraries(weft_${name} INTERFACE ${ARG_DEPS})
+    return()
+  endif()
   add_library(weft_${name} STATIC ${sources})
   target_include_directories(weft_${name}
     PUBLIC ${PROJECT_SOURCE_DIR}/include

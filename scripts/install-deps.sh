@@ -10,7 +10,7 @@ packages=(
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   # libraries
   libcli11-dev nlohmann-json3-dev libzstd-dev libre2-dev libgit2-dev libsqlite3-dev
-  libboost1.81-dev libxxhash-dev zlib1g-dev libssl-dev
+  libboost1.81-dev libxxhash-dev zlib1g-dev libssl-dev libtomlplusplus-dev
   # Python module
   python3-dev pybind11-dev python3-pytest
   # sandbox and benchmark peers

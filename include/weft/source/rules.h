@@ -1,0 +1,104 @@
+// WorkspaceRules: what `weft.toml` at a workspace root says about its files,
+// the permission level of each path (seed 000's PermissionRule list) and the
+// operations that need a person's approval.
+//
+//   [permissions]
+//   default = "read_write"   # read_only | human | partner | append | read_write | admin
+//   rules = [
+//     { glob = "vendor/**", level = "read_only" },
+//     { glob = "docs/**",   level = "human", escalate = ["delete", "overwrite"] },
+//   ]
+//
+// The first rule whose glob matches the root-relative path wins; no match
+// gives `default` (read_write when absent). Levels and operations are those
+// of doc::Permission's table (permission_decision), with two rules of files:
+//   - deleting a file is an overwrite of its whole content (its block keeps
+//     the history), unless the rule escalates "delete";
+//   - an operation the rule lists in `escalate` needs approval where the
+//     table would allow it (a denial stays a denial).
+// The configuration itself (weft.toml, .weftignore) is never changed by an
+// agent, whatever the rules say: decide() denies it.
+//
+// Thread safety: immutable after parse(); share freely.
+#ifndef WEFT_SOURCE_RULES_H_
+#define WEFT_SOURCE_RULES_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "weft/base/glob.h"
+#include "weft/base/status.h"
+#include "weft/doc/permission.h"
+
+namespace weft::source {
+
+// The configuration's file name at the root, and the ignore file's.
+inline constexpr std::string_view kConfigFileName = "weft.toml";
+inline constexpr std::string_view kIgnoreFileName = ".weftignore";
+
+// What an agent does to a file (the escalate list's words).
+enum class FileOp : uint8_t {
+  kRead,
+  kCreate,     // a new file ("create"; decided as an append)
+  kAppend,     // adds to the end ("append")
+  kOverwrite,  // changes existing content ("overwrite")
+  kDelete,     // removes the file ("delete")
+  kMove,       // renames it ("move"; decided as delete at the source + create at the target)
+};
+std::string_view file_op_name(FileOp op);
+// Errors: kInvalidArgument listing the names.
+Result<FileOp> parse_file_op(std::string_view name);
+
+struct PermissionRule {
+  std::string glob;
+  GlobPattern pattern;
+  doc::MemoryPermission level = doc::MemoryPermission::kReadWrite;
+  std::vector<FileOp> escalate;
+  int line = 0;  // in weft.toml (0: built in)
+};
+
+// The answer for one (path, op).
+struct RuleDecision {
+  doc::PermissionDecision decision = doc::PermissionDecision::kAllowed;
+  doc::MemoryPermission level = doc::MemoryPermission::kReadWrite;
+  // What decided it, for messages: `rule 2 (glob "docs/**", line 7)`, `default`,
+  // or `weft's own configuration`.
+  std::string reason;
+};
+
+class WorkspaceRules {
+ public:
+  // No weft.toml: everything read_write, no escalation.
+  WorkspaceRules();
+
+  // Parses weft.toml's text. Unknown tables and keys outside [permissions] are
+  // ignored (other tools may share the file); inside it, an unknown key, a
+  // level or op name that does not exist, a bad glob or a wrong type is
+  // kInvalidArgument "weft.toml:LINE: ..." naming the line and what to write.
+  // `source_name` replaces "weft.toml" in messages.
+  static Result<WorkspaceRules> parse(std::string_view toml_text,
+                                      std::string_view source_name = kConfigFileName);
+  // Reads <root>/weft.toml: the defaults when it does not exist; parse errors
+  // as above; kUnavailable when it exists but cannot be read.
+  static Result<WorkspaceRules> load(const std::string& root);
+
+  // The level of a root-relative path ("a/b.txt").
+  doc::MemoryPermission permission_for(std::string_view path) const;
+  // Whether an agent may do `op` on `path`.
+  RuleDecision decide(std::string_view path, FileOp op) const;
+
+  doc::MemoryPermission default_level() const { return default_level_; }
+  const std::vector<PermissionRule>& rules() const { return rules_; }
+
+ private:
+  doc::MemoryPermission default_level_ = doc::MemoryPermission::kReadWrite;
+  std::vector<PermissionRule> rules_;
+};
+
+// True for the paths no agent may change: weft.toml and .weftignore at the root.
+bool is_configuration_path(std::string_view path);
+
+}  // namespace weft::source
+
+#endif  // WEFT_SOURCE_RULES_H_

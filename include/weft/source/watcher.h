@@ -1,0 +1,78 @@
+// Watcher: tells what changed under a workspace root, from inotify (no
+// polling). Recursive: every directory not ignored gets a watch, and new
+// directories get one as they appear (with a scan of what was created in them
+// before the watch took hold). Events are coalesced per path over a short
+// quiet period, so an editor's write-to-temp-and-rename, or a burst of writes
+// to one file, is delivered as one change of the final path. A rename inside
+// the root pairs IN_MOVED_FROM/IN_MOVED_TO into one kRenamed change (a file,
+// or a whole directory: then `from`/`path` are the directories). Moves in from
+// outside are kCreated, moves out kDeleted. IN_Q_OVERFLOW, or a watch that
+// cannot be added (the inotify watch limit), is reported as one kRescan:
+// the receiver must compare everything it knows with the disk.
+//
+// Thread safety: start() spawns one thread that runs the callback; stop()
+// (and the destructor) join it. The callback must not call stop().
+#ifndef WEFT_SOURCE_WATCHER_H_
+#define WEFT_SOURCE_WATCHER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "weft/base/status.h"
+
+namespace weft::source {
+
+struct FileChange {
+  enum class Kind : uint8_t {
+    kChanged,  // a file's content or type may have changed (includes created)
+    kCreated,  // a path appeared (file or directory)
+    kDeleted,  // a path is gone (file or directory)
+    kRenamed,  // `from` became `path` (both inside the root)
+    kRescan,   // events were lost: compare everything with the disk
+  };
+  Kind kind = Kind::kChanged;
+  std::string path;  // root-relative ("a/b.txt"); empty for kRescan
+  std::string from;  // kRenamed only
+  bool is_dir = false;
+};
+std::string_view file_change_kind_name(FileChange::Kind kind);
+
+struct WatcherOptions {
+  // A path's events are held until it has been quiet this long (write bursts,
+  // temp-and-rename saves), but never longer than max_delay after the first.
+  std::chrono::milliseconds quiet{5};
+  std::chrono::milliseconds max_delay{50};
+  // Root-relative paths to leave out (directories are then not watched).
+  std::function<bool(const std::string& path, bool is_dir)> ignored;
+};
+
+class Watcher {
+ public:
+  using Callback = std::function<void(const std::vector<FileChange>& changes)>;
+
+  // Watches `root` (an existing directory). Errors: kNotFound, kUnavailable
+  // (inotify cannot be used: the message says why, e.g. the instance limit).
+  static Result<std::unique_ptr<Watcher>> start(const std::string& root, WatcherOptions options,
+                                               Callback callback);
+  ~Watcher();
+  Watcher(const Watcher&) = delete;
+  Watcher& operator=(const Watcher&) = delete;
+
+  void stop();
+  // How many directories are watched now.
+  size_t watched_directories() const;
+
+  struct Impl;
+
+ private:
+  explicit Watcher(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace weft::source
+
+#endif  // WEFT_SOURCE_WATCHER_H_
