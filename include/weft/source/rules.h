@@ -85,8 +85,14 @@ class WorkspaceRules {
 
   // The level of a root-relative path ("a/b.txt").
   doc::MemoryPermission permission_for(std::string_view path) const;
-  // Whether an agent may do `op` on `path`.
+  // Whether an agent may do `op` on `path`. kCreate is decided as an append;
+  // kDelete as an overwrite, needing approval when the rule escalates
+  // "overwrite" or "delete"; kMove as kDelete, also escalated by "move".
+  // weft.toml and .weftignore are denied for every op but kRead.
   RuleDecision decide(std::string_view path, FileOp op) const;
+  // A move of `from` to `to`: the stricter of decide(from, kMove) and
+  // decide(to, kCreate), the latter also escalated by the target rule's "move".
+  RuleDecision decide_move(std::string_view from, std::string_view to) const;
 
   doc::MemoryPermission default_level() const { return default_level_; }
   const std::vector<PermissionRule>& rules() const { return rules_; }
