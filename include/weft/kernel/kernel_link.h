@@ -13,7 +13,10 @@
 // Requests and replies are opaque byte strings (the kernel's JSON). On the
 // socket each is a frame: 4-byte big-endian length then the bytes, at most
 // kMaxFrameBytes, tagged with a request id so that calls from many threads
-// share one connection. The socket is mode 0600 inside the 0700 state
+// share one connection. (Exactly: the length of the body, then the request id
+// in 8 big-endian bytes, then the body; a reply's body is a status byte, 0 or
+// a StatusCode, then the reply or the error's message. A peer that sends a
+// longer or truncated frame loses its connection.) The socket is mode 0600 inside the 0700 state
 // directory; peers of another uid are refused (SO_PEERCRED).
 //
 // Thread safety: call() is safe from any number of threads. The handler the
@@ -50,7 +53,9 @@ struct LinkOptions {
   std::chrono::milliseconds connect_timeout{5000};
   // Requests the kernel runs at once over the socket; more wait.
   size_t max_in_flight = 64;
-  // Diagnostics (one line each): became kernel, took over, stale socket removed.
+  // Diagnostics (one line each): became kernel, took over, stale socket removed,
+  // a front end refused or closed for breaking the protocol. Called from the
+  // link's threads, several at once: it must be thread-safe.
   std::function<void(const std::string&)> log;
 };
 
