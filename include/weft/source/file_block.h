@@ -122,8 +122,14 @@ class FileBlock {
   // after finding it equal).
   void mark_synced(const DiskState& disk);
 
-  // Makes the text `new_text` with a minimal diff (Text::update), committed
-  // with `who`. Errors: kInvalidArgument for invalid UTF-8.
+  // Makes the text `new_text` with a minimal diff, committed with `who`.
+  // Changed lines are replaced whole (a single line over 4 KB is diffed by
+  // character), here and in every other write of this class: merged with a
+  // concurrent change, a line that both sides changed, or one changed and
+  // the other deleted, comes out whole (both versions kept, the block's
+  // first) instead of characters of both interleaved or joined to the next
+  // line. Errors: kInvalidArgument for invalid UTF-8 (in the text or `who`)
+  // or an origin holding a line break (every write checks `who` so).
   Result<ChangeResult> change(std::string_view new_text, const Attribution& who);
 
   // The file now holds `disk_text` (with `disk`). Resolves it with the memory
@@ -143,6 +149,10 @@ class FileBlock {
   // kNotFound (a version of another file or of a history not loaded).
   Result<std::string> text_at(std::string_view version) const;
   // The version before `version` in history() order ("v0" for the oldest).
+  // Precisely: the version the change ending at `version` was made on, which
+  // is the next older entry unless changes were concurrent (a merge), so
+  // revert_change(previous_version(v), v) undoes exactly that change.
+  // Errors: kInvalidArgument; kNotFound when `version` is no history entry's.
   Result<std::string> previous_version(std::string_view version) const;
   // Unified diff (labels a/<label>, b/<label>) between two versions.
   Result<std::string> diff(std::string_view from, std::string_view to,
@@ -165,6 +175,26 @@ class FileBlock {
 
  private:
   FileBlock(crdt::Doc doc, crdt::Frontiers synced, DiskState disk);
+  // A fork of the history up to `at` that writes as a new peer of its own
+  // (so its ops never collide with the memory doc's). Disk-side forks take a
+  // peer id above every id a FileBlock gives its own writers, which puts the
+  // block's insertions before the disk's at one place (the CRDT orders
+  // concurrent siblings by ascending peer id). Errors: kNotFound.
+  Result<crdt::Doc> fork_writer(const crdt::Frontiers& at, bool disk_side) const;
+  // Makes `fork` (a fork_writer at `at`) hold `new_text` in one commit by
+  // `who` and imports that commit into the memory doc (a CRDT merge).
+  Status merge_fork_text(crdt::Doc& fork, const crdt::Frontiers& at, std::string_view new_text,
+                         const Attribution& who);
+  // `new_text` as written on version `at` by `who`, merged with everything
+  // since (a plain commit when `at` is the current version).
+  Result<ChangeResult> merge_on(const crdt::Frontiers& at, std::string_view new_text,
+                                const Attribution& who);
+  // Makes the content `new_text` (valid UTF-8) in one commit by `who`.
+  Result<ChangeResult> commit_text(std::string_view new_text, const Attribution& who);
+  // The frontiers `version` names, checked to be in this doc's history.
+  // Errors: kInvalidArgument, kNotFound.
+  Result<crdt::Frontiers> known_version(std::string_view version) const;
+
   crdt::Doc doc_;
   crdt::Frontiers synced_;
   DiskState disk_;
