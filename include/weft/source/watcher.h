@@ -10,6 +10,13 @@
 // cannot be added (the inotify watch limit), is reported as one kRescan:
 // the receiver must compare everything it knows with the disk.
 //
+// A batch is in the order the changes happened and is meant to be applied in
+// that order: kRenamed moves what the receiver knows of `from` to `path`
+// (replacing what `path` held; a content change comes as its own kChanged),
+// kChanged/kCreated say "read `path` from the disk", kDeleted "forget it"
+// (for a directory: everything under it). A new directory's contents come as
+// changes of their own (the watcher scans it), so it need not be listed.
+//
 // Thread safety: start() spawns one thread that runs the callback; stop()
 // (and the destructor) join it. The callback must not call stop().
 #ifndef WEFT_SOURCE_WATCHER_H_
@@ -48,14 +55,19 @@ struct WatcherOptions {
   std::chrono::milliseconds max_delay{50};
   // Root-relative paths to leave out (directories are then not watched).
   std::function<bool(const std::string& path, bool is_dir)> ignored;
+  // Called on the watcher thread with a message a person can act on (the
+  // inotify watch limit was reached, a directory cannot be read...). When
+  // empty, the message goes to stderr.
+  std::function<void(const std::string& message)> diagnostic;
 };
 
 class Watcher {
  public:
   using Callback = std::function<void(const std::vector<FileChange>& changes)>;
 
-  // Watches `root` (an existing directory). Errors: kNotFound, kUnavailable
-  // (inotify cannot be used: the message says why, e.g. the instance limit).
+  // Watches `root` (an existing directory). Errors: kNotFound, kNotADirectory,
+  // kInvalidArgument (empty root or callback), kUnavailable (inotify cannot
+  // be used: the message says why, e.g. the instance limit).
   static Result<std::unique_ptr<Watcher>> start(const std::string& root, WatcherOptions options,
                                                Callback callback);
   ~Watcher();

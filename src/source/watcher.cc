@@ -1,0 +1,479 @@
+#include "weft/source/watcher.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+
+#include "source/coalescer.h"
+#include "source/watch_tree.h"
+#include "source/watcher_internal.h"
+
+namespace weft::source {
+
+namespace {
+
+using internal::Coalescer;
+using internal::WatchTree;
+using Clock = Coalescer::Clock;
+
+constexpr uint32_t kWatchMask = IN_CREATE | IN_DELETE | IN_CLOSE_WRITE | IN_MODIFY |
+                                IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |
+                                IN_ATTRIB | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK;
+constexpr size_t kReadBufferBytes = 64 * 1024;  // room for many events; one needs <= 272 bytes
+// Reads per wake-up before due changes are delivered, so a flood of events
+// cannot hold back what is already due.
+constexpr int kReadsPerRound = 16;
+
+std::string join(const std::string& dir, const std::string& name) {
+  return dir.empty() ? name : dir + "/" + name;
+}
+
+// A /proc/sys value for a message ("?" when it cannot be read).
+std::string proc_value(const char* path) {
+  std::ifstream in(path);
+  std::string value;
+  if (!(in >> value)) return "?";
+  return value;
+}
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+}  // namespace
+
+std::string_view file_change_kind_name(FileChange::Kind kind) {
+  switch (kind) {
+    case FileChange::Kind::kChanged: return "changed";
+    case FileChange::Kind::kCreated: return "created";
+    case FileChange::Kind::kDeleted: return "deleted";
+    case FileChange::Kind::kRenamed: return "renamed";
+    case FileChange::Kind::kRescan: return "rescan";
+  }
+  return "unknown";
+}
+
+struct Watcher::Impl {
+  Impl(std::string root_path, WatcherOptions opts, Callback cb, internal::WatcherLimits lim)
+      : root(std::move(root_path)),
+        options(std::move(opts)),
+        callback(std::move(cb)),
+        limits(lim),
+        coalescer(options.quiet, options.max_delay, limits.max_pending) {}
+  ~Impl() {
+    if (inotify_fd >= 0) ::close(inotify_fd);
+    if (stop_fd >= 0) ::close(stop_fd);
+  }
+
+  static Result<std::unique_ptr<Watcher>> launch(const std::string& root, WatcherOptions options,
+                                                 Callback callback, internal::WatcherLimits limits);
+  Status open();
+  void run();
+  void stop();
+
+  struct Added {
+    int wd = -1;
+    bool known = false;  // already watched at this place
+  };
+  Added add_watch(const std::string& rel, int parent_wd, const std::string& name);
+  // Watches the directories under `rel` (watched as `wd`); with `report`,
+  // tells the coalescer that everything found was created.
+  void scan(const std::string& rel, int wd, bool report, Clock::time_point now);
+  void handle(const inotify_event& event, Clock::time_point now);
+  void drain();
+  // Rebuilds the watch tree from the disk (after lost events).
+  void resync();
+  void remove_subtree(int wd);
+  void watch_limit_reached(const std::string& rel);
+  void diagnose(const std::string& message);
+  bool is_ignored(const std::string& path, bool is_dir) const {
+    return options.ignored && options.ignored(path, is_dir);
+  }
+
+  const std::string root;
+  const WatcherOptions options;
+  const Callback callback;
+  const internal::WatcherLimits limits;
+  int inotify_fd = -1;
+  int stop_fd = -1;
+  std::thread thread;
+  std::mutex stop_mutex;
+  std::atomic<size_t> watched{0};
+
+  // Owned by the watcher thread (and by open() before it starts).
+  WatchTree tree;
+  Coalescer coalescer;
+  std::unordered_map<uint32_t, int> moving_dirs;  // cookie -> wd of a directory that left
+  bool limit_reported = false;
+  bool limit_hit = false;  // during the current resync
+  bool needs_resync = false;
+  alignas(inotify_event) char buffer[kReadBufferBytes];
+};
+
+void Watcher::Impl::diagnose(const std::string& message) {
+  if (options.diagnostic) {
+    options.diagnostic(message);
+  } else {
+    std::fprintf(stderr, "weft watcher: %s\n", message.c_str());
+  }
+}
+
+void Watcher::Impl::watch_limit_reached(const std::string& rel) {
+  limit_hit = true;
+  if (limit_reported) return;
+  limit_reported = true;
+  diagnose("cannot watch '" + (rel.empty() ? root : rel) +
+           "': the inotify watch limit is reached (/proc/sys/fs/inotify/max_user_watches = " +
+           proc_value("/proc/sys/fs/inotify/max_user_watches") +
+           "); changes in directories without a watch are not seen. Raise it (sysctl "
+           "fs.inotify.max_user_watches=N) or ignore large directories");
+  coalescer.rescan(Clock::now());
+}
+
+Watcher::Impl::Added Watcher::Impl::add_watch(const std::string& rel, int parent_wd,
+                                              const std::string& name) {
+  const std::string full = root + "/" + rel;
+  int wd;
+  if (limits.max_watches > 0 && tree.size() >= limits.max_watches) {
+    wd = -1;
+    errno = ENOSPC;
+  } else {
+    wd = inotify_add_watch(inotify_fd, full.c_str(), kWatchMask);
+  }
+  if (wd < 0) {
+    int err = errno;
+    if (err == ENOSPC) {
+      watch_limit_reached(rel);
+    } else if (err == EACCES || err == EPERM) {
+      diagnose("cannot watch '" + rel + "': " + errno_text(err) + "; changes under it are not seen");
+    }
+    // ENOENT, ENOTDIR, ELOOP: gone again, or not a directory (never followed).
+    return {};
+  }
+  if (tree.child(parent_wd, name) == wd) return {wd, true};
+  std::vector<int> displaced;
+  if (!tree.place(wd, parent_wd, name, &displaced)) return {};
+  for (int old : displaced) {
+    if (old != wd) inotify_rm_watch(inotify_fd, old);
+  }
+  return {wd, false};
+}
+
+void Watcher::Impl::scan(const std::string& rel, int wd, bool report, Clock::time_point now) {
+  std::vector<std::pair<std::string, int>> stack{{rel, wd}};
+  while (!stack.empty()) {
+    auto [dir, dir_wd] = std::move(stack.back());
+    stack.pop_back();
+    const std::string full = dir.empty() ? root : root + "/" + dir;
+    int dfd = ::open(full.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) continue;  // gone again, or replaced by something else
+    DIR* listing = fdopendir(dfd);
+    if (!listing) {
+      ::close(dfd);
+      continue;
+    }
+    while (const dirent* ent = readdir(listing)) {
+      std::string name = ent->d_name;
+      if (name == "." || name == "..") continue;
+      bool is_dir = ent->d_type == DT_DIR;
+      if (ent->d_type == DT_UNKNOWN) {
+        struct stat st;
+        if (fstatat(dfd, ent->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        is_dir = S_ISDIR(st.st_mode);
+      }
+      std::string child = join(dir, name);
+      if (is_ignored(child, is_dir)) continue;
+      if (report) coalescer.created(child, is_dir, now);
+      if (!is_dir) continue;
+      Added added = add_watch(child, dir_wd, name);
+      // A directory already watched here has had its own events and scan.
+      if (added.wd >= 0 && (!added.known || !report)) stack.emplace_back(child, added.wd);
+    }
+    closedir(listing);
+  }
+}
+
+void Watcher::Impl::remove_subtree(int wd) {
+  std::vector<int> removed;
+  tree.remove(wd, &removed);
+  for (int gone : removed) inotify_rm_watch(inotify_fd, gone);
+}
+
+void Watcher::Impl::resync() {
+  std::vector<int> old = tree.wds();
+  int root_wd = inotify_add_watch(inotify_fd, root.c_str(), kWatchMask);
+  if (root_wd < 0) {
+    diagnose("cannot watch the root '" + root + "' again: " + errno_text(errno) +
+             "; no further changes are reported");
+    tree.reset(WatchTree::kNone);
+  } else {
+    tree.reset(root_wd);
+    limit_hit = false;
+    scan("", root_wd, false, Clock::now());
+    if (!limit_hit) limit_reported = false;
+  }
+  for (int wd : old) {
+    if (!tree.contains(wd)) inotify_rm_watch(inotify_fd, wd);
+  }
+  moving_dirs.clear();
+}
+
+void Watcher::Impl::handle(const inotify_event& event, Clock::time_point now) {
+  const uint32_t mask = event.mask;
+  if (mask & IN_Q_OVERFLOW) {
+    coalescer.rescan(now);
+    needs_resync = true;
+    return;
+  }
+  if (event.wd < 0) return;
+  if (mask & (IN_IGNORED | IN_UNMOUNT)) {
+    if (event.wd == tree.root()) {
+      diagnose("the root '" + root + "' is no longer watched (deleted or unmounted)");
+      coalescer.rescan(now);
+    }
+    if (tree.contains(event.wd)) remove_subtree(event.wd);
+    return;
+  }
+  std::optional<std::string> dir = tree.path(event.wd);
+  if (!dir) return;  // a watch already dropped
+  if (mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
+    // A subdirectory's own removal or rename is handled from its parent's
+    // events; the root's means every path may be stale.
+    if (event.wd == tree.root()) {
+      diagnose("the root '" + root + "' was moved or deleted; compare everything with the disk");
+      coalescer.rescan(now);
+    }
+    return;
+  }
+  if (event.len == 0) return;
+  const std::string name = event.name;
+  const bool is_dir = mask & IN_ISDIR;
+  const std::string path = join(*dir, name);
+
+  if (mask & IN_DELETE) {
+    if (is_dir) {
+      int child = tree.child(event.wd, name);
+      if (child != WatchTree::kNone) tree.remove(child, nullptr);  // the kernel drops the watch
+    }
+    if (!is_ignored(path, is_dir)) coalescer.deleted(path, is_dir, now);
+    return;
+  }
+  if (is_ignored(path, is_dir)) return;
+  if (mask & IN_CREATE) {
+    coalescer.created(path, is_dir, now);
+    if (is_dir) {
+      Added added = add_watch(path, event.wd, name);
+      if (added.wd >= 0 && !added.known) scan(path, added.wd, true, now);
+    }
+    return;
+  }
+  if (mask & IN_MOVED_FROM) {
+    coalescer.moved_from(path, is_dir, event.cookie, now);
+    if (is_dir) {
+      int child = tree.child(event.wd, name);
+      if (child != WatchTree::kNone) moving_dirs[event.cookie] = child;
+    }
+    return;
+  }
+  if (mask & IN_MOVED_TO) {
+    const bool paired = coalescer.moved_to(path, is_dir, event.cookie, now);
+    if (!is_dir) return;
+    auto moving = moving_dirs.find(event.cookie);
+    int moved_wd = WatchTree::kNone;
+    if (moving != moving_dirs.end()) {
+      moved_wd = moving->second;
+      moving_dirs.erase(moving);
+    }
+    if (paired && moved_wd != WatchTree::kNone && tree.contains(moved_wd)) {
+      std::vector<int> displaced;
+      if (tree.place(moved_wd, event.wd, name, &displaced)) {
+        for (int old : displaced) inotify_rm_watch(inotify_fd, old);
+        return;
+      }
+    }
+    if (moved_wd != WatchTree::kNone && tree.contains(moved_wd)) remove_subtree(moved_wd);
+    // Moved in from outside (or its watch was lost): watch it and, when it
+    // is new to the receiver, report what is inside.
+    Added added = add_watch(path, event.wd, name);
+    if (added.wd >= 0) scan(path, added.wd, !paired, now);
+    return;
+  }
+  if (mask & (IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB)) {
+    if (!is_dir) coalescer.changed(path, false, now);
+  }
+}
+
+void Watcher::Impl::drain() {
+  for (int round = 0; round < kReadsPerRound; ++round) {
+    ssize_t n = ::read(inotify_fd, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN) diagnose("reading inotify events failed: " + errno_text(errno));
+      return;
+    }
+    if (n == 0) return;
+    const Clock::time_point now = Clock::now();
+    for (ssize_t at = 0; at + static_cast<ssize_t>(sizeof(inotify_event)) <= n;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+      handle(*event, now);
+      at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+    }
+  }
+}
+
+void Watcher::Impl::run() {
+  while (true) {
+    timespec timeout{};
+    timespec* wait = nullptr;
+    if (auto next = coalescer.next_deadline()) {
+      auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(*next - Clock::now());
+      if (left.count() < 0) left = std::chrono::nanoseconds(0);
+      timeout.tv_sec = static_cast<time_t>(left.count() / 1000000000);
+      timeout.tv_nsec = static_cast<long>(left.count() % 1000000000);
+      wait = &timeout;
+    }
+    pollfd fds[2] = {{inotify_fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
+    int ready = ppoll(fds, 2, wait, nullptr);
+    if (ready < 0 && errno != EINTR) {
+      diagnose("waiting for inotify events failed: " + errno_text(errno) + "; the watcher stops");
+      return;
+    }
+    if (ready > 0 && fds[1].revents) return;
+    if (ready > 0 && (fds[0].revents & POLLIN)) drain();
+    if (needs_resync) {
+      needs_resync = false;
+      resync();
+    }
+    Coalescer::Due due = coalescer.take_due(Clock::now());
+    for (uint32_t cookie : due.moved_out) {
+      // A directory moved out of the root (or to an ignored name): its
+      // watches would keep reporting from outside.
+      auto moving = moving_dirs.find(cookie);
+      if (moving == moving_dirs.end()) continue;
+      if (tree.contains(moving->second)) remove_subtree(moving->second);
+      moving_dirs.erase(moving);
+    }
+    watched.store(tree.size());
+    if (due.changes.empty()) continue;
+    try {
+      callback(due.changes);
+    } catch (const std::exception& e) {
+      diagnose(std::string("the change callback threw: ") + e.what());
+    } catch (...) {
+      diagnose("the change callback threw");
+    }
+  }
+}
+
+Status Watcher::Impl::open() {
+  inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (inotify_fd < 0) {
+    int err = errno;
+    if (err == EMFILE) {
+      return unavailable(
+          "cannot watch '" + root +
+          "': the per-user limit of inotify instances is reached "
+          "(/proc/sys/fs/inotify/max_user_instances = " +
+          proc_value("/proc/sys/fs/inotify/max_user_instances") +
+          "); stop other programs that watch files or raise the limit "
+          "(sysctl fs.inotify.max_user_instances=N)");
+    }
+    return unavailable("cannot watch '" + root + "': inotify_init1: " + errno_text(err));
+  }
+  stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (stop_fd < 0) return unavailable("cannot watch '" + root + "': eventfd: " + errno_text(errno));
+  int root_wd = inotify_add_watch(inotify_fd, root.c_str(), kWatchMask);
+  if (root_wd < 0) {
+    int err = errno;
+    if (err == ENOSPC) {
+      return unavailable("cannot watch '" + root +
+                         "': the inotify watch limit is reached "
+                         "(/proc/sys/fs/inotify/max_user_watches = " +
+                         proc_value("/proc/sys/fs/inotify/max_user_watches") +
+                         "); raise it (sysctl fs.inotify.max_user_watches=N)");
+    }
+    return unavailable("cannot watch '" + root + "': " + errno_text(err));
+  }
+  tree.reset(root_wd);
+  scan("", root_wd, false, Clock::now());
+  watched.store(tree.size());
+  return Status();
+}
+
+void Watcher::Impl::stop() {
+  std::lock_guard<std::mutex> lock(stop_mutex);
+  if (!thread.joinable()) return;
+  uint64_t one = 1;
+  while (::write(stop_fd, &one, sizeof one) < 0 && errno == EINTR) {
+  }
+  thread.join();
+}
+
+Result<std::unique_ptr<Watcher>> Watcher::Impl::launch(const std::string& root_arg,
+                                                       WatcherOptions options, Callback callback,
+                                                       internal::WatcherLimits limits) {
+  if (root_arg.empty()) return invalid_argument("the watch root is empty; give a directory");
+  if (!callback) return invalid_argument("the watcher needs a callback for the changes");
+  if (options.quiet.count() < 0 || options.max_delay.count() < 0) {
+    return invalid_argument("the watcher's quiet period and max delay must not be negative");
+  }
+  std::string root = root_arg;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  struct stat st;
+  if (::stat(root.c_str(), &st) != 0) {
+    int err = errno;
+    if (err == ENOENT) return not_found("the watch root '" + root + "' does not exist");
+    return unavailable("cannot watch '" + root + "': " + errno_text(err));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return not_a_directory("the watch root '" + root + "' is not a directory");
+  }
+  if (root == "/") return invalid_argument("watching '/' is not supported; give a workspace");
+  auto impl = std::make_unique<Impl>(root, std::move(options), std::move(callback), limits);
+  WEFT_RETURN_IF_ERROR(impl->open());
+  Impl* raw = impl.get();
+  try {
+    raw->thread = std::thread([raw] { raw->run(); });
+  } catch (const std::system_error& e) {
+    return unavailable(std::string("cannot start the watcher thread: ") + e.what());
+  }
+  return std::unique_ptr<Watcher>(new Watcher(std::move(impl)));
+}
+
+Watcher::Watcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Watcher::~Watcher() { stop(); }
+
+void Watcher::stop() {
+  if (impl_) impl_->stop();
+}
+
+size_t Watcher::watched_directories() const { return impl_ ? impl_->watched.load() : 0; }
+
+Result<std::unique_ptr<Watcher>> Watcher::start(const std::string& root, WatcherOptions options,
+                                                Callback callback) {
+  return Impl::launch(root, std::move(options), std::move(callback), internal::WatcherLimits{});
+}
+
+namespace internal {
+
+Result<std::unique_ptr<Watcher>> start_watcher(const std::string& root, WatcherOptions options,
+                                              Watcher::Callback callback, WatcherLimits limits) {
+  return Watcher::Impl::launch(root, std::move(options), std::move(callback), limits);
+}
+
+}  // namespace internal
+
+}  // namespace weft::source
