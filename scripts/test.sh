@@ -46,7 +46,8 @@ fi
 if has_stage tsan; then
   step "ThreadSanitizer build and concurrent tests"
   # Only the executables that hold tests labelled "concurrent" (see tests/*/CMakeLists.txt).
-  tsan_targets=(weft_doc_tests weft_fs_tests weft_server_tests weft_store_concurrent_tests)
+  tsan_targets=(weft_doc_tests weft_fs_tests weft_server_tests weft_store_concurrent_tests
+                weft_kernel_tests)
   scripts/build.sh tsan "${tsan_targets[@]}"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
     ctest --test-dir build/tsan --output-on-failure -j "$jobs" --timeout 900 -L concurrent \

@@ -16,6 +16,7 @@ struct McpArgs {
   bool read_only = false;
   bool sandbox = false;
   bool fsync = false;
+  bool no_kernel = false;
   std::string state;
   size_t workers = 4;
 };
@@ -33,6 +34,8 @@ void setup_mcp(CLI::App& app) {
   cmd->add_flag("--fsync", args->fsync,
                 "fsync every written file and its directory before answering (survives a power "
                 "cut; slower). Default: atomic rename without fsync, like editors");
+  cmd->add_flag("--no-kernel", args->no_kernel,
+                "Change files directly: no blocks, history, weft.toml rules or reconcile");
   cmd->add_option("--workers", args->workers, "Requests handled concurrently (default 4)")
       ->check(CLI::Range(1, 64));
   cmd->footer(
@@ -47,6 +50,7 @@ void setup_mcp(CLI::App& app) {
     options.read_only = args->read_only;
     options.sandbox = args->sandbox;
     options.fsync = args->fsync;
+    options.kernel = !args->no_kernel;
     if (!args->state.empty()) options.state_dir = args->state;
     options.diagnostics = [](const std::string& line) {
       std::cerr << "weft mcp: " << line << "\n";
@@ -64,6 +68,13 @@ void setup_mcp(CLI::App& app) {
     if (!s.ok()) {
       fail(s);
       return;
+    }
+    // Other front ends on this root use the kernel this process runs: it stays
+    // until the last of them is gone.
+    if (auto& link = built->kernel_link; link && link->is_kernel() && link->front_ends() > 0) {
+      std::cerr << "weft mcp: the client left; the workspace kernel stays for "
+                << link->front_ends() << " other front end(s)\n";
+      link->linger();
     }
     set_exit_code(kExitOk);
   });

@@ -17,6 +17,7 @@ struct ServeArgs {
   bool read_only = false;
   bool sandbox = false;
   bool fsync = false;
+  bool no_kernel = false;
   std::string state;
   std::vector<std::string> origins;
   std::vector<std::string> hosts;
@@ -58,6 +59,8 @@ void setup_serve(CLI::App& app) {
   cmd->add_option("--state", args->state, kStateHelp);
   cmd->add_flag("--sandbox", args->sandbox,
                 "Serve through a bubblewrap sandbox and publish shell_exec");
+  cmd->add_flag("--no-kernel", args->no_kernel,
+                "Change files directly: no blocks, history, weft.toml rules or reconcile");
   cmd->add_flag("--fsync", args->fsync,
                 "fsync every written file and its directory before answering (survives a power "
                 "cut; slower). Default: atomic rename without fsync, like editors");
@@ -78,6 +81,7 @@ void setup_serve(CLI::App& app) {
     options.read_only = args->read_only;
     options.sandbox = args->sandbox;
     options.fsync = args->fsync;
+    options.kernel = !args->no_kernel;
     if (!args->state.empty()) options.state_dir = args->state;
     options.diagnostics = [](const std::string& line) {
       std::cerr << "weft serve: " << line << "\n";

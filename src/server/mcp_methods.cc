@@ -113,6 +113,7 @@ McpServer::Outcome McpServer::call_tool(const Message& message, const RequestInf
                           {{"level", log_level_name(level)}, {"logger", "weft"}, {"data", text}}));
   };
   ToolContext ctx(workspace_, session.roots(), info.cancel, progress, log);
+  ctx.set_client_name(session.client_name());
   ctx.log(LogLevel::kDebug, "tools/call " + name);
   return tools_->call(*tool, args, ctx);
 }

@@ -269,6 +269,10 @@ McpServer::Outcome McpServer::initialize(const Json& params, Session& session) {
   }
   Json caps = params.contains("capabilities") ? params["capabilities"] : Json::object();
   session.set_initialized(version, caps);
+  if (auto info = params.find("clientInfo"); info != params.end() && info->is_object()) {
+    auto name = info->find("name");
+    if (name != info->end() && name->is_string()) session.set_client_name(name->get<std::string>());
+  }
   Json result = {
       {"protocolVersion", version},
       {"capabilities", capabilities()},

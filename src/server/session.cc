@@ -37,6 +37,24 @@ void Session::set_initialized(std::string protocol_version, Json client_capabili
       client_capabilities.is_object() ? std::move(client_capabilities) : Json::object();
 }
 
+void Session::set_client_name(std::string name) {
+  // Printable ASCII without spaces, at most 64 bytes: it ends up in commit
+  // messages and history listings.
+  std::string clean;
+  for (char c : name) {
+    if (clean.size() >= 64) break;
+    unsigned char u = static_cast<unsigned char>(c);
+    clean.push_back(u > 0x20 && u < 0x7f ? c : '_');
+  }
+  std::lock_guard lock(mu_);
+  client_name_ = clean.empty() ? "unknown" : std::move(clean);
+}
+
+std::string Session::client_name() const {
+  std::lock_guard lock(mu_);
+  return client_name_;
+}
+
 void Session::mark_client_ready() {
   std::lock_guard lock(mu_);
   client_ready_ = true;

@@ -118,6 +118,9 @@ Json ToolRegistry::call(const ToolSpec& tool, const Json& args, ToolContext& ctx
                              std::string(valid.message()).substr(sizeof("invalid arguments:") - 1) +
                              "\nFix the arguments to match the tool's inputSchema and call again.");
   }
+  if (forwarder_ && tool.via_kernel) {
+    if (std::optional<Json> answered = forwarder_(tool, actual, ctx)) return std::move(*answered);
+  }
   Result<ToolOutput> out = internal_error("tool handler did not run");
   try {
     out = tool.handler(actual, ctx);

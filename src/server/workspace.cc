@@ -55,6 +55,13 @@ Workspace::Workspace(std::shared_ptr<fs::Filesystem> fs,
                      std::shared_ptr<fs::ChangeLock> change_lock)
     : fs_(std::move(fs)), sandbox_(std::move(sandbox)), change_lock_(std::move(change_lock)) {}
 
+void Workspace::set_kernel(std::shared_ptr<kernel::Kernel> kernel) {
+  std::lock_guard lock(kernel_mu_);
+  if (kernel_) return;  // set once
+  kernel_ = std::move(kernel);
+  kernel_ptr_.store(kernel_.get(), std::memory_order_release);
+}
+
 Result<ChangeGuard> Workspace::lock_for_change(const std::vector<std::string>& paths) const {
   ChangeGuard guard{std::unique_lock(change_mu_), {}};
   if (change_lock_ && !paths.empty()) {

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "weft/fs/change_lock.h"
+#include "weft/server/kernel_service.h"
 #include "weft/server/workspace_tools.h"
 
 namespace weft::server {
@@ -18,13 +19,15 @@ constexpr const char* kInstructions =
     "unless replace_all) or fs_patch (unified diff), search with fs_grep and fs_glob. Take an "
     "fs_snapshot before risky changes; fs_restore brings it back.";
 
-Result<std::shared_ptr<Workspace>> open_workspace(const WorkspaceServerOptions& options) {
+Result<std::shared_ptr<Workspace>> open_workspace(const WorkspaceServerOptions& options,
+                                                  std::string* state_dir) {
   fs::HostOptions host = server_host_options(options);
   if (!options.read_only) {
     WEFT_ASSIGN_OR_RETURN(fs::RootChangeLock lock,
                           fs::open_root_change_lock(options.root, options.state_dir));
     if (!lock.warning.empty() && options.diagnostics) options.diagnostics(lock.warning);
     host.change_lock = std::move(lock.lock);
+    *state_dir = lock.dir;
   }
   if (!options.sandbox) {
     WEFT_ASSIGN_OR_RETURN(auto fs, fs::make_host_filesystem(options.root, host));
@@ -81,10 +84,37 @@ Result<WorkspaceServer> make_workspace_server(const WorkspaceServerOptions& opti
     if (ec) return unavailable("cannot create workspace '" + options.root + "': " + ec.message());
   }
   WorkspaceServer out;
-  WEFT_ASSIGN_OR_RETURN(out.workspace, open_workspace(options));
+  std::string state_dir;
+  WEFT_ASSIGN_OR_RETURN(out.workspace, open_workspace(options, &state_dir));
+  bool with_kernel = options.kernel && !options.read_only;
+  if (with_kernel && state_dir.empty()) {
+    return unavailable("the workspace kernel needs a state directory and none could be made; "
+                       "pass --state DIR");
+  }
+  if (with_kernel) {
+    // No tool may reach the kernel's database, approvals or socket.
+    std::error_code ec;
+    std::string root = out.workspace->root();
+    std::string state = std::filesystem::weakly_canonical(state_dir, ec).string();
+    if (!ec && (state == root || state.rfind(root + "/", 0) == 0)) {
+      return invalid_argument("the state directory " + state +
+                              " is inside the workspace, where tools could reach it; pass "
+                              "--state DIR with a directory outside " + root);
+    }
+  }
   out.tools = std::make_shared<ToolRegistry>();
-  WEFT_RETURN_IF_ERROR(
-      add_workspace_tools(*out.tools, WorkspaceToolsOptions{options.read_only, options.sandbox}));
+  WorkspaceToolsOptions tool_options;
+  tool_options.read_only = options.read_only;
+  tool_options.shell = options.sandbox;
+  tool_options.kernel = with_kernel;
+  WEFT_RETURN_IF_ERROR(add_workspace_tools(*out.tools, tool_options));
+  if (with_kernel) {
+    kernel::KernelOptions kernel_options;
+    kernel_options.state_dir = state_dir;
+    kernel_options.log = options.diagnostics;
+    WEFT_ASSIGN_OR_RETURN(out.kernel_link,
+                          attach_kernel(out.workspace, out.tools, kernel_options));
+  }
   ServerOptions server_options;
   server_options.instructions = kInstructions;
   server_options.diagnostics = options.diagnostics;

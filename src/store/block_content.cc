@@ -8,7 +8,9 @@ using sqlite::Stmt;
 using sqlite::Txn;
 
 Result<uint64_t> BlockStore::append_update(std::string_view id, std::string_view data,
-                                           std::string_view version) {
+                                           std::string_view version,
+                                           std::optional<std::string_view> metadata_json) {
+  if (metadata_json) WEFT_RETURN_IF_ERROR(check_block_metadata(*metadata_json));
   std::lock_guard lock(impl_->mu);
   sqlite::Db& db = impl_->db;
   Txn txn(db);
@@ -33,6 +35,11 @@ Result<uint64_t> BlockStore::append_update(std::string_view id, std::string_view
                                            "= ?3, updated_at = ?4 WHERE id = ?1"));
   up->bind(1, id).bind(2, static_cast<int64_t>(seq)).bind_blob(3, version).bind(4, now);
   WEFT_RETURN_IF_ERROR(up->run());
+  if (metadata_json) {
+    WEFT_ASSIGN_OR_RETURN(auto meta, db.cached("UPDATE blocks SET metadata_json = ?2 WHERE id = ?1"));
+    meta->bind(1, id).bind(2, *metadata_json);
+    WEFT_RETURN_IF_ERROR(meta->run());
+  }
   WEFT_RETURN_IF_ERROR(txn.commit());
   return seq;
 }

@@ -140,9 +140,7 @@ Result<std::unique_ptr<BlockStore>> BlockStore::open(const std::string& path,
   return std::unique_ptr<BlockStore>(new BlockStore(std::move(impl)));
 }
 
-namespace {
-
-Status check_metadata(std::string_view metadata_json) {
+Status check_block_metadata(std::string_view metadata_json) {
   WEFT_RETURN_IF_ERROR(check_json_depth(metadata_json).with_context("block metadata"));
   auto v = nlohmann::json::parse(metadata_json, nullptr, false);
   if (v.is_discarded()) return invalid_argument("block metadata is not valid JSON");
@@ -150,12 +148,10 @@ Status check_metadata(std::string_view metadata_json) {
   return Status();
 }
 
-}  // namespace
-
 Result<BlockInfo> BlockStore::create_block(const NewBlock& b) {
   if (b.agent_id.empty()) return invalid_argument("create_block: agent id is empty");
   if (b.label.empty()) return invalid_argument("create_block: label is empty");
-  WEFT_RETURN_IF_ERROR(check_metadata(b.metadata_json).with_context("block '" + b.label + "'"));
+  WEFT_RETURN_IF_ERROR(check_block_metadata(b.metadata_json).with_context("block '" + b.label + "'"));
   std::lock_guard lock(impl_->mu);
   sqlite::Db& db = impl_->db;
   Txn txn(db);
@@ -276,12 +272,24 @@ Result<BlockList> BlockStore::list_blocks(const BlockFilter& filter) {
 }
 
 Result<BlockInfo> BlockStore::update_block(std::string_view id, const BlockPatch& patch) {
-  if (patch.metadata_json) WEFT_RETURN_IF_ERROR(check_metadata(*patch.metadata_json));
+  if (patch.metadata_json) WEFT_RETURN_IF_ERROR(check_block_metadata(*patch.metadata_json));
   std::lock_guard lock(impl_->mu);
   sqlite::Db& db = impl_->db;
   Txn txn(db);
   WEFT_RETURN_IF_ERROR(txn.begin_write());
   WEFT_ASSIGN_OR_RETURN(BlockInfo info, impl_->info_by_id(id));
+  if (patch.label && *patch.label != info.label) {
+    if (patch.label->empty()) return invalid_argument("update_block: label is empty");
+    WEFT_ASSIGN_OR_RETURN(auto exists, db.cached("SELECT id FROM blocks WHERE agent_id = ?1 AND "
+                                                 "label = ?2 AND deleted_at IS NULL"));
+    exists->bind(1, info.agent_id).bind(2, *patch.label);
+    WEFT_ASSIGN_OR_RETURN(bool found, exists->step());
+    if (found) {
+      return already_exists("agent '" + info.agent_id + "' already has a block labelled '" +
+                            *patch.label + "'");
+    }
+    info.label = *patch.label;
+  }
   if (patch.description) info.description = *patch.description;
   if (patch.permission) info.permission = *patch.permission;
   if (patch.char_limit) info.char_limit = *patch.char_limit;
@@ -289,10 +297,10 @@ Result<BlockInfo> BlockStore::update_block(std::string_view id, const BlockPatch
   if (patch.schema_json) info.schema_json = *patch.schema_json;
   WEFT_ASSIGN_OR_RETURN(auto q, db.cached("UPDATE blocks SET description = ?2, permission = ?3, "
                                           "char_limit = ?4, metadata_json = ?5, schema_json = "
-                                          "?6, updated_at = ?7 WHERE id = ?1"));
+                                          "?6, updated_at = ?7, label = ?8 WHERE id = ?1"));
   q->bind(1, id).bind(2, info.description).bind(3, doc::memory_permission_name(info.permission));
   q->bind(4, static_cast<int64_t>(info.char_limit)).bind(5, info.metadata_json);
-  q->bind(6, info.schema_json).bind(7, now_ms());
+  q->bind(6, info.schema_json).bind(7, now_ms()).bind(8, info.label);
   WEFT_RETURN_IF_ERROR(q->run());
   WEFT_ASSIGN_OR_RETURN(BlockInfo updated, impl_->info_by_id(id));
   WEFT_RETURN_IF_ERROR(txn.commit());

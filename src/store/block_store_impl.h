@@ -33,6 +33,10 @@ struct BlockStore::Impl {
 // Checksums stored beside every blob (xxHash3, low 32 bits).
 int64_t blob_checksum(std::string_view data);
 
+// OK for a metadata text that is a JSON object within kMaxJsonDepth;
+// kInvalidArgument saying what is wrong otherwise.
+Status check_block_metadata(std::string_view metadata_json);
+
 }  // namespace weft::store
 
 #endif  // WEFT_SRC_STORE_BLOCK_STORE_IMPL_H_

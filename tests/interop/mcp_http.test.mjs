@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import { WEFT_BIN, SKIP, makeWorkspace, runScenario } from './mcp_scenario.mjs';
+import { WEFT_BIN, SKIP, ALL_TOOLS, makeWorkspace, runScenario } from './mcp_scenario.mjs';
 
 let server;
 let url;
@@ -88,7 +88,7 @@ test('http: sessions: missing id 400, unknown id 404, DELETE ends one', { skip: 
   const note = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
   assert.equal(note.res.status, 202);
   const list = await post({ jsonrpc: '2.0', id: 3, method: 'tools/list' }, headers);
-  assert.equal(list.json.result.tools.length, 16);
+  assert.equal(list.json.result.tools.length, ALL_TOOLS.length);
   const badVersion = await post({ jsonrpc: '2.0', id: 4, method: 'ping' },
     { 'mcp-session-id': sid, 'mcp-protocol-version': '1999-01-01' });
   assert.equal(badVersion.res.status, 400);

@@ -11,7 +11,7 @@ export const SKIP = WEFT_BIN ? false : 'WEFT_BIN is not set (path to the weft bi
 export const ALL_TOOLS = [
   'fs_read', 'fs_read_media', 'fs_write', 'fs_edit', 'fs_patch', 'fs_list', 'fs_glob', 'fs_grep',
   'fs_stat', 'fs_delete', 'fs_mkdir', 'fs_move', 'fs_copy', 'fs_snapshot', 'fs_restore',
-  'fs_snapshots',
+  'fs_snapshots', 'fs_history', 'fs_diff', 'fs_rollback', 'fs_undo', 'fs_redo', 'fs_status',
 ];
 export const READ_ONLY_TOOLS = ['fs_read', 'fs_read_media', 'fs_list', 'fs_glob', 'fs_grep',
   'fs_stat', 'fs_snapshots'];

@@ -58,6 +58,10 @@ class Session {
   void mark_client_ready();  // notifications/initialized arrived
   // The negotiated version, empty before initialize.
   std::string protocol_version() const;
+  // initialize's clientInfo.name, made safe for attribution ("unknown" when absent):
+  // changes the client makes are attributed to "agent:<client_name>".
+  void set_client_name(std::string name);
+  std::string client_name() const;
   Json client_capabilities() const;
   bool client_ready() const;
 
@@ -94,6 +98,7 @@ class Session {
   Sender to_client_;
   mutable std::mutex mu_;
   std::string protocol_version_;
+  std::string client_name_ = "unknown";
   Json client_capabilities_ = Json::object();
   bool client_ready_ = false;
   std::optional<LogLevel> log_level_;

@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,14 @@ class ToolContext {
   void progress(double progress, double total, const std::string& message = "") const;
   // Sends a log notification when the client's level admits it.
   void log(LogLevel level, const std::string& text) const;
+  // The client's name (initialize's clientInfo.name; "unknown" when it gave none):
+  // the kernel attributes the call's changes to "agent:<client_name>".
+  const std::string& client_name() const { return client_name_; }
+  void set_client_name(std::string name) { client_name_ = std::move(name); }
+  // Who the call's changes are attributed to: "agent:<client_name>", unless a
+  // person's tool (the CLI) set another origin such as "human:<name>".
+  std::string origin() const { return origin_.empty() ? "agent:" + client_name_ : origin_; }
+  void set_origin(std::string origin) { origin_ = std::move(origin); }
 
  private:
   Workspace* workspace_;
@@ -78,6 +87,8 @@ class ToolContext {
   std::shared_ptr<std::atomic<bool>> cancel_;
   ProgressFn progress_;
   LogFn log_;
+  std::string client_name_ = "unknown";
+  std::string origin_;
 };
 
 using ToolHandler = std::function<Result<ToolOutput>(const Json& args, ToolContext& ctx)>;
@@ -90,6 +101,9 @@ struct ToolSpec {
   Json output_schema;  // null, or a JSON Schema of type object
   ToolAnnotations annotations;
   ToolHandler handler;
+  // Runs where the root's workspace kernel runs: a front end process sends the
+  // call there (ToolRegistry::set_forwarder) instead of running the handler.
+  bool via_kernel = false;
 
   // The Tool object of tools/list.
   Json to_json() const;
@@ -111,9 +125,17 @@ class ToolRegistry {
   // must come from find().
   Json call(const ToolSpec& tool, const Json& args, ToolContext& ctx) const;
 
+  // For via_kernel tools: once the arguments are valid, `forwarder` may answer
+  // the call (a CallToolResult) instead of the handler; nullopt runs the
+  // handler here. Set before serving.
+  using Forwarder =
+      std::function<std::optional<Json>(const ToolSpec& tool, const Json& args, ToolContext& ctx)>;
+  void set_forwarder(Forwarder forwarder) { forwarder_ = std::move(forwarder); }
+
  private:
   std::vector<ToolSpec> tools_;
   std::map<std::string, size_t, std::less<>> index_;
+  Forwarder forwarder_;
 };
 
 // A CallToolResult carrying one error text (isError: true).

@@ -10,6 +10,7 @@
 #ifndef WEFT_SERVER_WORKSPACE_H_
 #define WEFT_SERVER_WORKSPACE_H_
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,6 +21,7 @@
 #include "weft/fs/change_lock.h"
 #include "weft/fs/filesystem.h"
 #include "weft/fs/sandbox.h"
+#include "weft/kernel/kernel.h"
 
 namespace weft::server {
 
@@ -39,6 +41,14 @@ class Workspace {
                      std::shared_ptr<fs::ChangeLock> change_lock = nullptr);
 
   fs::Filesystem& fs() const { return *fs_; }
+  const std::shared_ptr<fs::Filesystem>& shared_fs() const { return fs_; }
+  // The workspace kernel the changing tools go through (file blocks, rules,
+  // history) when this process runs it, else null (a front end sends those
+  // tools to the kernel's process; read-only and in-memory workspaces have
+  // none and change files directly). Set once, possibly while serving (a
+  // front end that takes over from a dead kernel); never unset.
+  kernel::Kernel* kernel() const { return kernel_ptr_.load(std::memory_order_acquire); }
+  void set_kernel(std::shared_ptr<kernel::Kernel> kernel);
   // The sandbox, or null when the server runs without --sandbox.
   fs::SandboxWorkspace* sandbox() const { return sandbox_.get(); }
   // The absolute root ("/" for in-memory workspaces).
@@ -72,6 +82,9 @@ class Workspace {
   std::shared_ptr<fs::Filesystem> fs_;
   std::shared_ptr<fs::SandboxWorkspace> sandbox_;
   std::shared_ptr<fs::ChangeLock> change_lock_;
+  std::mutex kernel_mu_;
+  std::shared_ptr<kernel::Kernel> kernel_;
+  std::atomic<kernel::Kernel*> kernel_ptr_{nullptr};
   mutable std::mutex change_mu_;
 };
 

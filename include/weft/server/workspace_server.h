@@ -12,6 +12,7 @@
 #include <string>
 
 #include "weft/base/status.h"
+#include "weft/kernel/kernel_link.h"
 #include "weft/server/mcp_server.h"
 #include "weft/server/workspace.h"
 
@@ -29,6 +30,10 @@ struct WorkspaceServerOptions {
   // other weft processes on the root (fs::open_root_change_lock). Default:
   // $XDG_STATE_HOME/weft/<hash of the root's real path>. Unused when read_only.
   std::optional<std::string> state_dir;
+  // Run the workspace kernel: text files become blocks with history, weft.toml's
+  // rules apply, and changes on disk are reconciled (kernel/kernel.h). Off: the
+  // tools change files directly. Always off when read_only.
+  bool kernel = true;
   std::function<void(const std::string&)> diagnostics;  // log lines (stderr in the CLI)
 };
 
@@ -36,6 +41,11 @@ struct WorkspaceServer {
   std::shared_ptr<Workspace> workspace;
   std::shared_ptr<ToolRegistry> tools;
   std::unique_ptr<McpServer> server;
+  // The root's kernel (this process's, or another's it sends changes to);
+  // null without a kernel. Before exiting, a process that runs the kernel
+  // calls kernel_link->linger() so the kernel outlives it while front ends
+  // are connected.
+  std::shared_ptr<kernel::KernelLink> kernel_link;
 };
 
 // Filesystem limits suited to agents (larger than the seed's defaults: files

@@ -90,8 +90,9 @@ struct NewBlock {
   std::string initial_version;
 };
 
-// Changes to a block's description/permission/limit/metadata (unset: keep).
+// Changes to a block's label/description/permission/limit/metadata (unset: keep).
 struct BlockPatch {
+  std::optional<std::string> label;  // kAlreadyExists when the owner has a live block so named
   std::optional<std::string> description;
   std::optional<doc::MemoryPermission> permission;
   std::optional<uint64_t> char_limit;
@@ -189,11 +190,13 @@ class BlockStore {
   Result<BlockInfo> update_block(std::string_view id, const BlockPatch& patch);
 
   // Appends one update blob and records `version` as the persisted version,
-  // atomically. Returns the new seq. Errors: kNotFound; kFailedPrecondition
+  // atomically; with `metadata_json`, the block's metadata is replaced in the
+  // same transaction. Returns the new seq. Errors: kNotFound; kFailedPrecondition
   // for a deleted block; kUnavailable when another process holds the lock
-  // past the busy timeout.
+  // past the busy timeout; kInvalidArgument for metadata as update_block.
   Result<uint64_t> append_update(std::string_view id, std::string_view data,
-                                 std::string_view version);
+                                 std::string_view version,
+                                 std::optional<std::string_view> metadata_json = std::nullopt);
 
   // Replaces the block's snapshot by `data` (which must include every update
   // with seq <= upto_seq) and drops those updates, atomically. Errors:

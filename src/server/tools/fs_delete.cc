@@ -9,7 +9,16 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(ChangeGuard change, ws->lock_for_change());
   WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
   if (path == ".") return permission_denied("refusing to delete the workspace root");
-  Status s = ws->fs().remove(path, arg_bool(args, "recursive"));
+  Status s;
+  if (kernel::Kernel* k = ws->kernel()) {
+    auto outcome = k->remove(path, agent_of(ctx, "fs_delete"), arg_bool(args, "recursive"));
+    if (outcome.ok() && !outcome->pending_approval.empty()) {
+      return pending_output(path, *outcome, Json{{"path", path}, {"deleted", false}});
+    }
+    s = outcome.status();
+  } else {
+    s = ws->fs().remove(path, arg_bool(args, "recursive"));
+  }
   if (s.code() == StatusCode::kIsADirectory) {
     return is_a_directory("'" + path +
                           "' is a directory; pass recursive: true to delete it "
@@ -34,8 +43,10 @@ ToolSpec fs_delete_tool() {
                     {"path"});
   t.output_schema =
       object_schema({{"path", {{"type", "string"}}}, {"deleted", {{"type", "boolean"}}}});
+  add_change_properties(t.output_schema);
   t.annotations = write_hints(/*destructive=*/true, /*idempotent=*/true);
   t.handler = run;
+  t.via_kernel = true;
   return t;
 }
 

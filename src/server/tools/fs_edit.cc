@@ -8,16 +8,61 @@
 namespace weft::server::tools {
 namespace {
 
+constexpr const char* kNoMatchHint =
+    "\nNo edit was applied (all or nothing). Re-read the file with fs_read and make old_string "
+    "match exactly (whitespace included); add surrounding lines to make it unique, or set "
+    "replace_all.";
+
+std::string report(const std::string& path, bool dry_run, const std::vector<size_t>& replacements,
+                   const std::string& diff) {
+  size_t total = 0;
+  for (size_t n : replacements) total += n;
+  return (dry_run ? "Dry run: would change " : "Edited ") + path + " (" + std::to_string(total) +
+         " replacement" + (total == 1 ? "" : "s") + ")\n" + (diff.empty() ? "(no change)\n" : diff);
+}
+
+// Through the kernel: the edits apply to the file's block as one change.
+Result<ToolOutput> run_in_kernel(kernel::Kernel& k, const std::string& path,
+                                 const std::vector<text::StringEdit>& edits, ToolContext& ctx) {
+  std::vector<size_t> replacements;
+  auto outcome = k.change_text(
+      path, agent_of(ctx, "fs_edit"), source::FileOp::kOverwrite,
+      [&](const std::optional<std::string>& old) -> Result<std::string> {
+        if (!old) return not_found("'" + path + "' does not exist; create it with fs_write");
+        auto applied = text::apply_string_edits(*old, edits);
+        if (!applied.ok()) {
+          return Status(applied.status().code(),
+                        std::string(applied.status().message()) + kNoMatchHint);
+        }
+        replacements = applied->replacements;
+        return std::move(applied->new_text);
+      });
+  if (!outcome.ok()) return explain(outcome.status(), path);
+  text::MakeDiffOptions diff_options;
+  diff_options.old_label = "a/" + path;
+  diff_options.new_label = "b/" + path;
+  std::string diff = region_diff(outcome->old_text, outcome->new_text, diff_options);
+  Json structured = {{"path", path}, {"applied", true}, {"replacements", replacements},
+                     {"diff", diff}};
+  if (!outcome->pending_approval.empty()) {
+    return pending_output(path, *outcome, std::move(structured));
+  }
+  if (!outcome->version.empty()) structured["version"] = outcome->version;
+  return ToolOutput{report(path, false, replacements, diff), std::move(structured), nullptr};
+}
+
 Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
-  WEFT_ASSIGN_OR_RETURN(ChangeGuard change, ws->lock_for_change({path}));  // read to write
   bool dry_run = arg_bool(args, "dry_run");
   std::vector<text::StringEdit> edits;
   for (const Json& e : args["edits"]) {
     edits.push_back(
         {arg_string(e, "old_string"), arg_string(e, "new_string"), arg_bool(e, "replace_all")});
   }
+  // The kernel serialises changes to one block itself and reconciles the disk.
+  if (kernel::Kernel* k = ws->kernel(); k && !dry_run) return run_in_kernel(*k, path, edits, ctx);
+  WEFT_ASSIGN_OR_RETURN(ChangeGuard change, ws->lock_for_change({path}));  // read to write
   auto before = read_for_rewrite(*ws, path, "fs_edit");
   if (!before.ok()) {
     if (before.status().code() == StatusCode::kNotFound) {
@@ -28,10 +73,7 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   auto outcome = text::apply_string_edits(*before, edits);
   if (!outcome.ok()) {
     return Status(outcome.status().code(),
-                  std::string(outcome.status().message()) +
-                      "\nNo edit was applied (all or nothing). Re-read the file with fs_read and "
-                      "make old_string match exactly (whitespace included); add surrounding lines "
-                      "to make it unique, or set replace_all.");
+                  std::string(outcome.status().message()) + kNoMatchHint);
   }
   text::MakeDiffOptions diff_options;
   diff_options.old_label = "a/" + path;
@@ -41,11 +83,7 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
     auto written = ws->fs().write_bytes(path, outcome->new_text, fs::WriteMode::kOverwrite, false);
     if (!written.ok()) return explain(written.status(), path);
   }
-  size_t total = 0;
-  for (size_t n : outcome->replacements) total += n;
-  std::string text = (dry_run ? "Dry run: would change " : "Edited ") + path + " (" +
-                     std::to_string(total) + " replacement" + (total == 1 ? "" : "s") + ")\n" +
-                     (diff.empty() ? "(no change)\n" : diff);
+  std::string text = report(path, dry_run, outcome->replacements, diff);
   Json structured = {{"path", path},
                      {"applied", !dry_run},
                      {"replacements", outcome->replacements},
@@ -85,8 +123,10 @@ ToolSpec fs_edit_tool() {
                      {"applied", {{"type", "boolean"}}},
                      {"replacements", {{"type", "array"}, {"items", {{"type", "integer"}}}}},
                      {"diff", {{"type", "string"}}}});
+  add_change_properties(t.output_schema);
   t.annotations = write_hints(/*destructive=*/true, /*idempotent=*/false);
   t.handler = run;
+  t.via_kernel = true;
   return t;
 }
 

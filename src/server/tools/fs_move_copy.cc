@@ -13,8 +13,21 @@ Result<ToolOutput> run(Transfer kind, const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(std::string source, resolve_arg(ctx, args, "source"));
   WEFT_ASSIGN_OR_RETURN(std::string destination, resolve_arg(ctx, args, "destination"));
   bool overwrite = arg_bool(args, "overwrite");
-  Status s = kind == Transfer::kMove ? ws->fs().move(source, destination, overwrite)
-                                     : ws->fs().copy(source, destination, overwrite);
+  Status s;
+  if (kernel::Kernel* k = ws->kernel()) {
+    // Blocks move with their files and keep their history.
+    auto who = agent_of(ctx, kind == Transfer::kMove ? "fs_move" : "fs_copy");
+    auto outcome = kind == Transfer::kMove ? k->move(source, destination, who, overwrite)
+                                           : k->copy(source, destination, who, overwrite);
+    if (outcome.ok() && !outcome->pending_approval.empty()) {
+      return pending_output(source, *outcome,
+                            Json{{"source", source}, {"destination", destination}});
+    }
+    s = outcome.status();
+  } else {
+    s = kind == Transfer::kMove ? ws->fs().move(source, destination, overwrite)
+                                : ws->fs().copy(source, destination, overwrite);
+  }
   if (s.code() == StatusCode::kAlreadyExists) {
     return already_exists("destination '" + destination +
                           "' already exists; pass overwrite: true to replace a file");
@@ -42,8 +55,10 @@ ToolSpec transfer_tool(Transfer kind) {
       {"source", "destination"});
   t.output_schema =
       object_schema({{"source", {{"type", "string"}}}, {"destination", {{"type", "string"}}}});
+  add_change_properties(t.output_schema);
   t.annotations = write_hints(/*destructive=*/move, /*idempotent=*/false);
   t.handler = [kind](const Json& args, ToolContext& ctx) { return run(kind, args, ctx); };
+  t.via_kernel = true;
   return t;
 }
 

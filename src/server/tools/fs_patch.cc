@@ -10,6 +10,7 @@ namespace weft::server::tools {
 namespace {
 
 struct FilePlan {
+  const text::FilePatch* patch = nullptr;
   std::string path;
   bool existed = false;
   bool remove = false;
@@ -32,6 +33,7 @@ Json hunk_json(const text::HunkReport& h) {
 
 Result<FilePlan> plan_file(Workspace& ws, const ToolContext& ctx, const text::FilePatch& patch) {
   FilePlan fp;
+  fp.patch = &patch;
   std::string target = patch.target_path();
   if (target.empty()) {
     return invalid_argument(
@@ -70,6 +72,66 @@ Status commit(Workspace& ws, const std::vector<FilePlan>& plans) {
       ws.fs().write_bytes(p.path, p.old_text).status().ignore_error();
     } else {
       ws.fs().remove(p.path).ignore_error();
+    }
+  }
+  return explain(failure, plans[done].path).with_context("patch not applied (rolled back)");
+}
+
+// Through the kernel: each file's block takes its new text as one change (re-planned
+// on the block's text if the file moved since it was read); a file whose change a
+// person must approve joins `pending`. On a failure the files already changed are
+// changed back.
+Status commit_in_kernel(kernel::Kernel& k, const std::vector<FilePlan>& plans, ToolContext& ctx,
+                        std::vector<std::string>* versions, std::vector<std::string>* pending) {
+  source::Attribution who = agent_of(ctx, "fs_patch");
+  size_t done = 0;
+  Status failure;
+  std::vector<bool> applied(plans.size(), false);
+  for (; done < plans.size(); ++done) {
+    const FilePlan& p = plans[done];
+    Result<kernel::ChangeOutcome> outcome = kernel::ChangeOutcome{};
+    if (p.remove) {
+      outcome = k.remove(p.path, who, false);
+    } else {
+      outcome = k.change_text(
+          p.path, who, p.existed ? source::FileOp::kOverwrite : source::FileOp::kCreate,
+          [&](const std::optional<std::string>& old) -> Result<std::string> {
+            if (old.value_or("") == p.old_text) return p.plan.new_text;
+            text::PatchPlan again = text::plan_patch(old.value_or(""), *p.patch);
+            if (!again.ok) {
+              return failed_precondition("'" + p.path + "' changed while the patch was planned "
+                                         "and the patch no longer applies: " + again.summary());
+            }
+            return again.new_text;
+          });
+    }
+    if (!outcome.ok()) {
+      failure = outcome.status();
+      break;
+    }
+    if (!outcome->pending_approval.empty()) {
+      pending->push_back(p.path + ": pending approval " + outcome->pending_approval + " (" +
+                         outcome->rule + ")");
+    } else {
+      applied[done] = true;
+      if (!outcome->version.empty()) versions->push_back(p.path + "@" + outcome->version);
+    }
+  }
+  if (failure.ok()) return failure;
+  source::Attribution undo_who = who;
+  undo_who.what = "fs_patch (rolled back)";
+  for (size_t i = 0; i < done; ++i) {
+    const FilePlan& p = plans[i];
+    if (!applied[i]) continue;
+    if (p.existed) {
+      k.change_text(p.path, undo_who, source::FileOp::kOverwrite,
+                    [&](const std::optional<std::string>&) -> Result<std::string> {
+                      return p.old_text;
+                    })
+          .status()
+          .ignore_error();
+    } else {
+      k.remove(p.path, undo_who, false).status().ignore_error();
     }
   }
   return explain(failure, plans[done].path).with_context("patch not applied (rolled back)");
@@ -114,13 +176,25 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
                                "Re-read the files with fs_read and regenerate the hunks (or use "
                                "fs_edit).");
   }
-  if (!dry_run) WEFT_RETURN_IF_ERROR(commit(*ws, plans));
+  std::vector<std::string> versions, pending;
+  if (!dry_run) {
+    if (kernel::Kernel* k = ws->kernel()) {
+      WEFT_RETURN_IF_ERROR(commit_in_kernel(*k, plans, ctx, &versions, &pending));
+    } else {
+      WEFT_RETURN_IF_ERROR(commit(*ws, plans));
+    }
+  }
   std::string head =
       dry_run ? (all_ok ? "Dry run: the patch applies.\n" : "Dry run: the patch does NOT apply.\n")
-              : "Applied the patch to " + std::to_string(plans.size()) + " file(s).\n";
-  return ToolOutput{head + report,
-                    Json{{"applied", !dry_run && all_ok}, {"applies", all_ok}, {"files", files}},
-                    nullptr};
+              : "Applied the patch to " + std::to_string(plans.size() - pending.size()) +
+                    " file(s).\n";
+  for (const auto& p : pending) head += p + "; unchanged until a person approves it\n";
+  Json structured{{"applied", !dry_run && all_ok && pending.empty()},
+                  {"applies", all_ok},
+                  {"files", files}};
+  if (!versions.empty()) structured["versions"] = versions;
+  if (!pending.empty()) structured["pending_approvals"] = pending;
+  return ToolOutput{head + report, std::move(structured), nullptr};
 }
 
 }  // namespace
@@ -140,9 +214,18 @@ ToolSpec fs_patch_tool() {
                     {"patch"});
   t.output_schema = object_schema({{"applied", {{"type", "boolean"}}},
                                    {"applies", {{"type", "boolean"}}},
-                                   {"files", {{"type", "array"}}}});
+                                   {"files", {{"type", "array"}}},
+                                   {"versions",
+                                    {{"type", "array"},
+                                     {"items", {{"type", "string"}}},
+                                     {"description", "PATH@VERSION of each changed file"}}},
+                                   {"pending_approvals",
+                                    {{"type", "array"},
+                                     {"items", {{"type", "string"}}},
+                                     {"description", "Files a person must approve first"}}}});
   t.annotations = write_hints(/*destructive=*/true, /*idempotent=*/false);
   t.handler = run;
+  t.via_kernel = true;
   return t;
 }
 

@@ -173,6 +173,34 @@ Result<std::string> read_for_rewrite(Workspace& ws, const std::string& path,
   return std::move(bytes.content);
 }
 
+source::Attribution agent_of(const ToolContext& ctx, std::string_view tool) {
+  return source::Attribution{ctx.origin(), std::string(tool), std::nullopt};
+}
+
+ToolOutput pending_output(const std::string& path, const kernel::ChangeOutcome& outcome,
+                          Json structured) {
+  structured["applied"] = false;
+  structured["pending_approval"] = outcome.pending_approval;
+  std::string text = "Pending approval " + outcome.pending_approval + ": " + outcome.rule +
+                     ".\n'" + path +
+                     "' stays unchanged until a person approves the change; it is then applied, "
+                     "merged with whatever changed meanwhile. Do not retry it.";
+  return ToolOutput{std::move(text), std::move(structured), nullptr};
+}
+
+void add_change_properties(Json& output_schema) {
+  if (!output_schema["properties"].contains("applied")) {
+    output_schema["properties"]["applied"] = {
+        {"type", "boolean"}, {"description", "False when the change waits for approval"}};
+  }
+  output_schema["properties"]["version"] = {
+      {"type", "string"},
+      {"description", "The file's version after the change (fs_history, fs_diff, fs_rollback)"}};
+  output_schema["properties"]["pending_approval"] = {
+      {"type", "string"},
+      {"description", "Set when a person must approve the change first: the approval's id"}};
+}
+
 }  // namespace weft::server::tools
 
 namespace weft::server {
@@ -184,6 +212,12 @@ Status add_workspace_tools(ToolRegistry& registry, const WorkspaceToolsOptions& 
       fs_patch_tool(), fs_list_tool(),       fs_glob_tool(),    fs_grep_tool(),
       fs_stat_tool(),  fs_delete_tool(),     fs_mkdir_tool(),   fs_move_tool(),
       fs_copy_tool(),  fs_snapshot_tool(),   fs_restore_tool(), fs_snapshots_tool()};
+  if (options.kernel) {
+    for (auto tool : {fs_history_tool(), fs_diff_tool(), fs_rollback_tool(), fs_undo_tool(),
+                      fs_redo_tool(), fs_status_tool()}) {
+      all.push_back(std::move(tool));
+    }
+  }
   if (options.shell) all.push_back(shell_exec_tool());
   for (auto& tool : all) {
     if (options.read_only && !tool.annotations.read_only) continue;

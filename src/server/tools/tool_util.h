@@ -11,7 +11,9 @@
 #include "weft/fs/filesystem.h"
 #include "weft/fs/path.h"
 #include "weft/server/tool.h"
+#include "weft/kernel/kernel.h"
 #include "weft/server/workspace.h"
+#include "weft/source/file_block.h"
 
 namespace weft::server::tools {
 
@@ -54,6 +56,18 @@ std::string cut_line_note(int64_t length_bytes);
 // bytes (the workspace's write limit)"; other errors as read_bytes.
 Result<std::string> read_for_rewrite(Workspace& ws, const std::string& path, std::string_view tool);
 
+// The kernel of the call's workspace; kFailedPrecondition when it has none.
+Result<kernel::Kernel*> kernel_of(const ToolContext& ctx);
+// The author of the call's changes: "agent:<client name>", doing `tool`.
+source::Attribution agent_of(const ToolContext& ctx, std::string_view tool);
+// The text and structured fields of a change the rules sent to a person:
+// "Pending approval apr_...: <rule>. The file is unchanged until a person approves it".
+// Adds pending_approval and applied=false to `structured`.
+ToolOutput pending_output(const std::string& path, const kernel::ChangeOutcome& outcome,
+                          Json structured);
+// The output-schema properties every changing tool adds: version, pending_approval, applied.
+void add_change_properties(Json& output_schema);
+
 // Registration of each tool (one file each under src/server/tools/).
 ToolSpec fs_read_tool();
 ToolSpec fs_read_media_tool();
@@ -72,6 +86,12 @@ ToolSpec fs_snapshot_tool();
 ToolSpec fs_restore_tool();
 ToolSpec fs_snapshots_tool();
 ToolSpec shell_exec_tool();
+ToolSpec fs_history_tool();
+ToolSpec fs_diff_tool();
+ToolSpec fs_rollback_tool();
+ToolSpec fs_undo_tool();
+ToolSpec fs_redo_tool();
+ToolSpec fs_status_tool();
 
 }  // namespace weft::server::tools
 

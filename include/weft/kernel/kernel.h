@@ -1,0 +1,202 @@
+// Kernel: the workspace kernel of one root (seeds 000, 001, 003). It owns
+// every block of the workspace: each text file the tools, sync or the watcher
+// touch becomes a file block (`file:<path>`), a CRDT doc whose root Text
+// `content` holds the file's text, kept in the SQLite block store of the
+// root's state directory and mirrored to the file on disk.
+//
+// An agent's change goes: rules (weft.toml) -> CRDT commit attributed to the
+// agent -> store -> atomic write of the file. A change the rules send to a
+// person becomes a pending approval and the file stays as it is until a
+// person approves it. A change on disk (an editor, git, the shell) reaches
+// the block through the watcher, or when a tool next touches the file, and is
+// reconciled by fork-and-compare (source::FileBlock::reconcile).
+//
+// Files that are not text (invalid UTF-8, a NUL byte, or larger than
+// max_block_bytes) have no block: their block, if they had one, is frozen
+// with that reason, and tools change them as plain files under the same
+// rules.
+//
+// Thread safety: every method is safe from any thread. One mutex guards the
+// index of blocks (held for lookups only); each block has its own mutex, held
+// for the whole of a change to it, so changes to different files run in
+// parallel and changes to one file are serialised.
+#ifndef WEFT_KERNEL_KERNEL_H_
+#define WEFT_KERNEL_KERNEL_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "weft/base/status.h"
+#include "weft/doc/permission.h"
+#include "weft/fs/filesystem.h"
+#include "weft/source/file_block.h"
+#include "weft/source/rules.h"
+#include "weft/source/watcher.h"
+#include "weft/store/block_store.h"
+
+namespace weft::kernel {
+
+inline constexpr std::string_view kFileBlockPrefix = "file:";
+inline constexpr std::string_view kKernelDbName = "kernel.db";
+
+struct KernelOptions {
+  // The root's state directory (fs/state_dir.h); the database lives there.
+  std::string state_dir;
+  // A larger text file is not a block (its block, if any, is frozen).
+  uint64_t max_block_bytes = 16u << 20;
+  // Loaded clean blocks leave memory, least recently used first, past this.
+  size_t memory_budget_bytes = 128u << 20;
+  // Watch the root with inotify (source::Watcher) and reconcile what changes.
+  bool watch = true;
+  store::Durability durability = store::Durability::kNormal;
+  std::function<void(const std::string&)> log;  // diagnostics, one line each
+};
+
+// What an agent's change did.
+struct ChangeOutcome {
+  bool applied = false;           // committed and written to the file
+  std::string pending_approval;   // the approval's id when a person must approve first
+  std::string version;            // the block's version after the change ("" : not a block)
+  bool created = false;           // the file did not exist before
+  std::string old_text;           // the content the change was made on
+  std::string new_text;           // the content it asked for
+  std::string rule;               // the rule that sent it to approval (or "")
+};
+
+// The old content of a file (nullopt: it does not exist) -> its new content.
+// An error aborts the change and is returned as is.
+using TextTransform =
+    std::function<Result<std::string>(const std::optional<std::string>& old_text)>;
+
+// One file as fs_status shows it.
+struct FileStatus {
+  std::string path;
+  bool is_block = false;
+  bool dirty = false;        // the block has changes not yet on disk
+  bool disk_ahead = false;   // the file changed since the block last synced
+  bool deleted = false;      // the file is gone; the block keeps its history
+  std::string frozen;        // why the block takes no changes ("" : it does)
+  doc::MemoryPermission permission = doc::MemoryPermission::kReadWrite;
+  std::string version;
+  std::vector<std::string> pending_approvals;
+};
+
+// A change waiting for a person (or one that was decided).
+struct Approval {
+  std::string id;       // "apr_" + 12 hex digits
+  std::string path;
+  std::string author;   // agent:<name>
+  std::string what;     // the tool, or "conflict" for a reconcile under `human`
+  std::string op;       // create | append | overwrite | delete | move
+  std::string rule;     // why it needs approval
+  std::string base_version;  // the version the change was written against
+  std::optional<std::string> proposed_text;  // nullopt for a delete
+  std::string target_path;   // move only
+  std::string diff;          // unified diff of the change
+  std::string disk_diff;     // conflict only: what the disk did
+  int64_t created_at_ms = 0;
+  std::string state = "pending";  // pending | approved | rejected
+  std::string decided_by;
+  int64_t decided_at_ms = 0;
+};
+
+class Kernel {
+ public:
+  // Opens the kernel of `fs`'s root: the database in options.state_dir
+  // (created), weft.toml, the ignore files, the watcher, and a first pass
+  // that writes blocks ahead of their file (after a crash) and reconciles
+  // files that changed while no kernel watched. Errors: kInvalidArgument
+  // naming the line of a bad weft.toml; kUnavailable for a state directory or
+  // database that cannot be used; store errors.
+  static Result<std::unique_ptr<Kernel>> open(std::shared_ptr<fs::Filesystem> fs,
+                                              KernelOptions options);
+  ~Kernel();
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  fs::Filesystem& fs() const;
+  std::shared_ptr<const source::WorkspaceRules> rules() const;
+
+  // ---- agents' changes (the origin is who.origin, e.g. "agent:claude-code")
+  // Applies `transform` to the file at `path` (normalised root-relative) as one
+  // change, after reconciling what changed on disk. `op` is what the change is
+  // for the rules (the transform may turn out an append: see change_op).
+  // Errors: kPermissionDenied (a rule, or weft's own configuration) naming the
+  // rule; the transform's error; fs errors for the file.
+  Result<ChangeOutcome> change_text(std::string_view path, const source::Attribution& who,
+                                    source::FileOp op, const TextTransform& transform);
+  // Deletes a file or (recursive) a directory. Blocks keep their history.
+  Result<ChangeOutcome> remove(std::string_view path, const source::Attribution& who,
+                               bool recursive);
+  // Moves a file or directory; blocks move with their history.
+  Result<ChangeOutcome> move(std::string_view from, std::string_view to,
+                             const source::Attribution& who, bool overwrite);
+  // Copies a file or directory; a copied text file starts a block of its own.
+  Result<ChangeOutcome> copy(std::string_view from, std::string_view to,
+                             const source::Attribution& who, bool overwrite);
+
+  // The file's text through its block (reconciled first). kFailedPrecondition
+  // when it is not a text file.
+  Result<std::string> read_text(std::string_view path);
+
+  // ---- history
+  // kFailedPrecondition "'PATH' is not a text file: NAME has no history"
+  // for files without a block.
+  Result<std::vector<source::FileHistoryEntry>> history(std::string_view path, size_t limit);
+  // Unified diff between two versions (from: the one before `to`; to: now).
+  Result<std::string> diff(std::string_view path, std::optional<std::string> from,
+                           std::optional<std::string> to);
+  Result<ChangeOutcome> rollback(std::string_view path, std::string_view version,
+                                 const source::Attribution& who);
+  // The caller's (who.origin's) last change to the file, undone / redone.
+  // kFailedPrecondition when there is nothing to undo / redo.
+  Result<ChangeOutcome> undo(std::string_view path, const source::Attribution& who);
+  Result<ChangeOutcome> redo(std::string_view path, const source::Attribution& who);
+  // Every file block (under `path` when given, a file or a directory).
+  Result<std::vector<FileStatus>> status(std::optional<std::string> path);
+
+  // ---- approvals (people only: no MCP tool reaches these)
+  std::vector<Approval> approvals(bool include_decided = false);
+  Result<Approval> approval(std::string_view id);
+  // Applies the change, merged with whatever happened since; `person` is the
+  // approver's name (origin human:<person>... the change keeps its author).
+  Result<ChangeOutcome> approve(std::string_view id, std::string_view person);
+  Status reject(std::string_view id, std::string_view person);
+
+  // ---- the disk
+  // What the watcher saw (also callable by tests and after a shell command).
+  void on_disk_changes(const std::vector<source::FileChange>& changes);
+  // Compares every block with its file and reconciles what differs.
+  Status rescan();
+
+  // Called after every commit of a block (agents, disk, approvals): the block
+  // id and the new version. Subscribers are told on the committing thread.
+  using ChangeListener = std::function<void(const std::string& block_id,
+                                            const std::string& version,
+                                            const std::string& origin)>;
+  void set_change_listener(ChangeListener listener);
+
+  struct Impl;
+
+ private:
+  explicit Kernel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// An Approval as a JSON object (every field; proposed_text null for a
+// delete or move), and back. Errors: kDataLoss naming what is wrong.
+std::string approval_to_json(const Approval& approval);
+Result<Approval> approval_from_json(std::string_view json);
+
+// "file:" + path, and back (nullopt for another kind of id).
+std::string file_block_id(std::string_view path);
+std::optional<std::string> path_of_block_id(std::string_view block_id);
+
+}  // namespace weft::kernel
+
+#endif  // WEFT_KERNEL_KERNEL_H_

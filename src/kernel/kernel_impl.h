@@ -1,0 +1,162 @@
+// Private: the Kernel's state, shared by its .cc files (kernel.cc: opening
+// and agents' changes; disk_sync.cc: reading the disk and reconcile;
+// history.cc: history, diff, rollback, undo; approvals.cc: the queue).
+#ifndef WEFT_SRC_KERNEL_KERNEL_IMPL_H_
+#define WEFT_SRC_KERNEL_KERNEL_IMPL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "weft/kernel/kernel.h"
+#include "weft/source/ignore.h"
+#include "weft/source/watcher.h"
+#include "weft/store/block_store.h"
+
+namespace weft::kernel {
+
+// The store's owner id for everything the kernel keeps.
+inline constexpr std::string_view kWorkspaceOwner = "workspace";
+inline constexpr std::string_view kApprovalPrefix = "approval:";
+// Undo entries kept per author and file.
+inline constexpr size_t kMaxUndoEntries = 100;
+
+// One change an author can undo: the versions before and after it.
+struct UndoStep {
+  std::string before;
+  std::string after;
+};
+struct UndoStacks {
+  std::vector<UndoStep> undo;
+  std::vector<UndoStep> redo;
+};
+
+// A file the kernel knows: loaded or not, a block or not.
+struct FileEntry {
+  std::mutex mu;  // held for every read or change of the fields below
+  std::string path;
+  std::string store_id;  // the store's row ("" : never persisted)
+  std::optional<source::FileBlock> block;
+  crdt::VersionVector persisted;      // what the store holds of block's history
+  std::string synced_version;         // as stored, while the block is not loaded
+  source::DiskState disk;             // as stored, while the block is not loaded
+  std::string frozen;                 // why the block takes no changes
+  bool deleted = false;               // the file is gone; the history stays
+  std::map<std::string, UndoStacks> undo;  // by author (origin)
+  uint64_t updates_since_snapshot = 0;
+  uint64_t last_used = 0;
+  bool known_in_store = false;  // looked up in the store already
+};
+
+struct Kernel::Impl {
+  std::shared_ptr<fs::Filesystem> fs;
+  std::string root;  // absolute, no trailing '/'
+  KernelOptions options;
+  std::shared_ptr<store::BlockStore> store;
+
+  mutable std::mutex rules_mu;
+  std::shared_ptr<const source::WorkspaceRules> rules;
+  std::shared_ptr<const source::IgnoreRules> ignore;
+
+  std::mutex index_mu;
+  std::unordered_map<std::string, std::shared_ptr<FileEntry>> files;
+  std::atomic<uint64_t> clock{0};
+
+  std::mutex decide_mu;  // one approve / reject at a time
+  std::mutex approvals_mu;
+  std::map<std::string, Approval> approvals;          // by id
+  std::map<std::string, std::string> approval_rows;   // id -> store id
+
+  std::mutex listener_mu;
+  ChangeListener listener;
+
+  std::unique_ptr<source::Watcher> watcher;
+
+  void log(const std::string& line) const {
+    if (options.log) options.log(line);
+  }
+  std::shared_ptr<const source::WorkspaceRules> current_rules() const {
+    std::lock_guard lock(rules_mu);
+    return rules;
+  }
+  std::shared_ptr<const source::IgnoreRules> current_ignore() const {
+    std::lock_guard lock(rules_mu);
+    return ignore;
+  }
+
+  // ---- the index (kernel.cc)
+  // The entry of `path`, created (and looked up in the store) on first use.
+  Result<std::shared_ptr<FileEntry>> entry(const std::string& path);
+  std::shared_ptr<FileEntry> find_entry(const std::string& path);
+  std::vector<std::shared_ptr<FileEntry>> entries_under(const std::string& dir);
+  void forget_entry(const std::string& path);
+  void rekey_entry(const std::string& from, const std::string& to);
+  void notify(const FileEntry& e, const std::string& origin);
+  // Gives the blocks under `from` the paths under `to` (history kept) and
+  // syncs them with the files there. Takes e->mu.
+  void rename_block(const std::shared_ptr<FileEntry>& e, const std::string& from,
+                    const std::string& to);
+  // The file operations once the rules allowed them (or a person approved).
+  Status apply_remove(const std::string& path, bool recursive);
+  Status apply_move(const std::string& from, const std::string& to, bool overwrite);
+  void evict_if_needed();
+
+  // ---- persistence (kernel.cc). Callers hold e.mu.
+  Status ensure_loaded(FileEntry& e);
+  Status persist(FileEntry& e);
+  std::string metadata_of(const FileEntry& e) const;
+  Status read_metadata(FileEntry& e, const std::string& metadata_json);
+
+  // ---- the disk (disk_sync.cc). Callers hold e.mu.
+  // Brings the block up to date with the file: creates it for a new text file,
+  // reconciles a changed file, freezes it for a file that is no longer text,
+  // marks it deleted when the file is gone. kFailedPrecondition for a path
+  // that is a symlink, FIFO, socket or device.
+  Status sync_from_disk(FileEntry& e);
+  // Writes the block's text to the file atomically and records the disk state.
+  Status write_block_to_disk(FileEntry& e, const std::string& origin);
+  // The file's metadata now (size -1 when absent); kFailedPrecondition for a
+  // non-regular file (named in the message), kUnavailable for a stat error.
+  Result<source::DiskState> stat_file(const std::string& path, bool* is_dir) const;
+  // Text of the file, or the reason it is not text ("binary", "too large ...").
+  struct FileText {
+    std::optional<std::string> text;
+    std::string bytes;
+    std::string not_text;
+  };
+  Result<FileText> read_file(const std::string& path) const;
+  // All of a file that is not a block, for a tool that rewrites it.
+  // kResourceExhausted past the filesystem's write limit, naming `tool`.
+  Result<std::string> read_whole(const std::string& path, std::string_view tool) const;
+  void handle_changes(const std::vector<source::FileChange>& changes);
+  void reload_configuration(const std::string& path);
+  Status start_watcher();
+  Status recover_and_reconcile_all();
+
+  // ---- approvals (approvals.cc)
+  Status load_approvals();
+  Result<Approval> add_approval(Approval approval);
+  Status save_approval(const Approval& approval);
+  std::vector<std::string> pending_for(const std::string& path);
+
+  // ---- undo bookkeeping (history.cc). Callers hold e.mu.
+  void record_undo(FileEntry& e, const std::string& author, const source::ChangeResult& change,
+                   bool from_undo_or_redo);
+};
+
+// The rule's message for a denied or approval-bound operation.
+std::string describe_decision(const source::RuleDecision& decision, std::string_view path,
+                              source::FileOp op);
+// A unified diff old -> new with the labels a/PATH and b/PATH.
+std::string path_diff(std::string_view old_text, std::string_view new_text, std::string_view path);
+
+}  // namespace weft::kernel
+
+#endif  // WEFT_SRC_KERNEL_KERNEL_IMPL_H_
