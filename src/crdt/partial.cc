@@ -211,9 +211,9 @@ std::unique_ptr<PlainSeq> fold_whole(const Seq& seq, bool is_text) {
 // Brings a partial tracker's plain state (the one it replaced) to the
 // tracker's current state in place: walking the tracker in document order,
 // an element of the replaced state that is deleted now is erased from it,
-// a new visible one inserted with its id. A chunk of placeholders untouched
-// by the ops (consecutive, all visible) is passed whole, so the walk costs
-// O(chunks + elements the ops touched). Errors as for fold_trackers.
+// a new visible one inserted with its id. A gap (placeholders no op reached,
+// see Seq::fill_placeholders) is passed whole, so the walk costs
+// O(elements the ops touched). Errors as for fold_trackers.
 Status fold_partial(const Seq& seq, PartialTracker& partial, bool is_text) {
   PlainSeq& plain = *partial.plain;
   const DenseVv& plain_vv = partial.plain_vv;
@@ -263,18 +263,24 @@ Status fold_partial(const Seq& seq, PartialTracker& partial, bool is_text) {
     ++pos;
   };
   bool padding_seen = false, past_end = false, anchors = false, mismatch = false;
+  size_t placeholders = 0;  // passed so far: the next one's counter
   seq.for_each_chunk([&](std::span<const uint32_t> items, uint32_t visible) {
-    if (past_end || anchors || mismatch || !st.ok() || items.empty()) return;
-    if (items.back() < real && items.back() - items.front() + 1 == items.size() &&
-        visible == items.size() && !padding_seen) {
-      flush();
-      pos += items.size();
+    if (past_end || anchors || mismatch || !st.ok()) return;
+    if (items.empty()) {  // a gap: placeholders no op reached
+      const size_t kept = placeholders < real ? std::min<size_t>(visible, real - placeholders) : 0;
+      if (kept > 0) {
+        flush();
+        pos += kept;
+      }
+      if (kept < visible) padding_seen = true;
+      placeholders += visible;
       return;
     }
     for (const uint32_t i : items) {
       const Elem& e = seq.elem(i);
       const bool now = e.del_peer == kNone;
       if (e.peer == kPlaceholderPeer) {
+        placeholders = static_cast<size_t>(e.counter) + 1;
         if (static_cast<size_t>(e.counter) >= real) {
           // Padding: no valid op deletes it or inserts after it.
           past_end = past_end || !now;

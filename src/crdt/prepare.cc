@@ -52,6 +52,17 @@ Status Seq::check_prepare(const DenseVv* vv) const {
     if (ci == cache_.ci && (sums.vis != cache_.vis || sums.chars != cache_.chars ||
                             sums.u16 != cache_.u16 || sums.u8 != cache_.u8))
       return internal_error("tracker: stale prefix cache");
+    if (c.gap != kNone) {  // placeholders without elements: visible in every version
+      if (!c.items.empty() || c.vis == 0 || c.chars != c.vis || c.u16 != c.vis || c.u8 != c.vis ||
+          c.pvis != c.vis || c.gap >= gaps_.size())
+        return internal_error("tracker: wrong counts of a gap");
+      sums.vis += c.vis;
+      sums.chars += c.chars;
+      sums.u16 += c.u16;
+      sums.u8 += c.u8;
+      prefix += c.pvis;
+      continue;
+    }
     Chunk fresh;
     fresh.items = c.items;
     recount(fresh);

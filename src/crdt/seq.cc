@@ -200,6 +200,7 @@ bool Seq::from_hint(uint32_t pos, Cur* out) const {
   if (pos > before) {  // forward: the item at the cursor is the next candidate
     for (int s = 0; s < kHintSteps && c.ci < chunks_.size(); ++s) {
       const Chunk& ch = *chunks_[c.ci];
+      if (ch.gap != kNone) return false;  // (its placeholders have no flags)
       if (c.off >= ch.items.size()) {
         ++c.ci;
         c.off = 0;
@@ -215,7 +216,7 @@ bool Seq::from_hint(uint32_t pos, Cur* out) const {
   }
   for (int s = 0; s < kHintSteps; ++s) {  // backward: the items before the cursor
     if (c.off == 0) {
-      if (c.ci == 0) return false;
+      if (c.ci == 0 || chunks_[c.ci - 1]->gap != kNone) return false;
       --c.ci;
       c.off = static_cast<uint32_t>(chunks_[c.ci]->items.size());
       continue;
@@ -252,17 +253,28 @@ Result<Seq::Cur> Seq::find_counted(uint32_t pos, const DenseVv* vv) {
                           std::to_string(total_vis_) + ")");
     seek(3, pos);
     if (cache_.ci >= chunks_.size()) return out_of_range("position past the end");
+    if (chunks_[cache_.ci]->gap != kNone) {
+      open_around(cache_.ci, pos - static_cast<uint32_t>(cache_.vis) - 1);
+      seek(3, pos);
+    }
     return scan_chunk(cache_.ci, pos - static_cast<uint32_t>(cache_.vis), chunks_[cache_.ci]->vis,
                       kVisBit);
   }
   // The prepare version is the op's version: find the chunk by its counts.
   PPrefix& p = pcache_;
   if (p.ci > chunks_.size()) p = PPrefix();
-  while (p.ci > 0 && p.pvis >= pos) p.pvis -= chunks_[--p.ci]->pvis;
-  while (p.ci < chunks_.size() && p.pvis + chunks_[p.ci]->pvis < pos)
-    p.pvis += chunks_[p.ci++]->pvis;
+  const auto pseek = [&] {
+    while (p.ci > 0 && p.pvis >= pos) p.pvis -= chunks_[--p.ci]->pvis;
+    while (p.ci < chunks_.size() && p.pvis + chunks_[p.ci]->pvis < pos)
+      p.pvis += chunks_[p.ci++]->pvis;
+  };
+  pseek();
   if (p.ci >= chunks_.size()) {
     return out_of_range("position " + std::to_string(pos) + " is past the end of the op's version");
+  }
+  if (chunks_[p.ci]->gap != kNone) {
+    open_around(p.ci, pos - static_cast<uint32_t>(p.pvis) - 1);
+    pseek();
   }
   return scan_chunk(p.ci, pos - static_cast<uint32_t>(p.pvis), chunks_[p.ci]->pvis, kPvisBit);
 }
@@ -366,6 +378,7 @@ Seq::Cur Seq::insert_run(Cur c, uint32_t first, uint32_t len) {
 
 Seq::Cur Seq::integrate(uint32_t idx, uint32_t left, Cur start, const DenseVv* vv) {
   normalize(start);
+  open_at(start);
   // The conflict zone: elements right of the scan start that V has not seen.
   std::vector<Cur>& zone = zone_;
   zone.clear();
@@ -373,6 +386,7 @@ Seq::Cur Seq::integrate(uint32_t idx, uint32_t left, Cur start, const DenseVv* v
   while (!at_end(c) && !known(arena_[at(c)], vv)) {
     zone.push_back(c);
     advance(c);
+    open_at(c);  // (a gap's placeholders are known: the zone ends there)
   }
   uint32_t right = at_end(c) ? kNone : at(c);
   Elem& me = arena_[idx];
@@ -390,33 +404,32 @@ Seq::Cur Seq::integrate(uint32_t idx, uint32_t left, Cur start, const DenseVv* v
     std::fill(passed_stamp_.begin(), passed_stamp_.end(), 0);
     epoch_ = 1;
   }
-  // (Stamped by arena index less the placeholders, which are never in a
-  // zone: a partial tracker's scratch does not grow with the document.)
-  const uint32_t first = placeholders_;
-  if (zone_stamp_.size() < arena_.size() - first) {
-    zone_stamp_.resize(arena_.size() - first, 0);
-    zone_at_.resize(arena_.size() - first, 0);
-    passed_stamp_.resize(arena_.size() - first, 0);
+  // (A partial tracker's placeholders in gaps have no elements: its
+  // scratch does not grow with the document.)
+  if (zone_stamp_.size() < arena_.size()) {
+    zone_stamp_.resize(arena_.size(), 0);
+    zone_at_.resize(arena_.size(), 0);
+    passed_stamp_.resize(arena_.size(), 0);
   }
   for (int64_t i = 0; i < z; ++i) {
-    zone_stamp_[at(zone[i]) - first] = epoch_;
-    zone_at_[at(zone[i]) - first] = static_cast<uint32_t>(i);
+    zone_stamp_[at(zone[i])] = epoch_;
+    zone_at_[at(zone[i])] = static_cast<uint32_t>(i);
   }
   // Position of a right parent: its origin right if that is a sibling.
   auto parent_right = [&](uint32_t r) -> int64_t {
     if (r == kNone || arena_[r].origin_left != left) return kInf;
     if (r == right) return z;
-    return r >= first && zone_stamp_[r - first] == epoch_ ? int64_t{zone_at_[r - first]} : z + 1;
+    return zone_stamp_[r] == epoch_ ? int64_t{zone_at_[r]} : z + 1;
   };
   const int64_t my_pr = parent_right(right);
   int64_t insert_after = -1;  // zone index we go after (-1 = zone start)
   bool scanning = false;
-  auto was_passed = [&](uint32_t x) { return x >= first && passed_stamp_[x - first] == epoch_; };
+  auto was_passed = [&](uint32_t x) { return passed_stamp_[x] == epoch_; };
   for (int64_t i = 0; i < z; ++i) {
     uint32_t oi = at(zone[i]);
     const Elem& o = arena_[oi];
     if (o.origin_left != left && (o.origin_left == kNone || !was_passed(o.origin_left))) break;
-    passed_stamp_[oi - first] = epoch_;  // (a zone element: not a placeholder)
+    passed_stamp_[oi] = epoch_;
     if (o.origin_left == left) {
       if (o.origin_right == right) {
         if (real_peer(o.peer) > my_peer) break;
@@ -470,6 +483,7 @@ Status Seq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint32_t*
   if (n > 1) {
     for (size_t k = 1; k < n; ++k) arena_[first + k].origin_right = arena_[first].origin_right;
     advance(placed);
+    open_at(placed);
     placed = insert_run(placed, first + 1, static_cast<uint32_t>(n - 1));
     before = pos + 1;
   }
@@ -479,31 +493,65 @@ Status Seq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint32_t*
 }
 
 void Seq::fill_placeholders(size_t n) {
-  // Chunks of half the maximum built directly (every placeholder is visible
-  // in both versions, one unit of each measure): no insert and split.
-  const size_t piece = kChunkMax / 2;
-  // (Room for the ops to come: the first insert does not copy the arena.)
-  arena_.reserve(n + n / 8 + 256);
-  placeholders_ = static_cast<uint32_t>(n);
-  chunks_.reserve(n / piece + 1);
-  for (size_t at = 0; at < n; at += piece) {
-    const auto m = static_cast<uint32_t>(std::min(piece, n - at));
-    auto c = std::make_unique<Chunk>();
-    c->id = static_cast<uint32_t>(chunk_pos_.size());
-    chunk_pos_.push_back(static_cast<uint32_t>(chunks_.size()));
-    c->items.resize(m);
-    c->flags.assign(m, kVisBit | kPvisBit);
-    for (uint32_t k = 0; k < m; ++k) {
-      const auto idx = static_cast<uint32_t>(at + k);
-      arena_.push_back(Elem{kPlaceholderPeer, static_cast<int32_t>(idx), idx == 0 ? kNone : idx - 1,
-                            kNone, kNone, 0, 0, c->id});
-      c->items[k] = idx;
-    }
-    c->vis = c->chars = c->u16 = c->u8 = c->pvis = m;
-    c->plo = m;
-    chunks_.push_back(std::move(c));
-  }
+  if (n == 0) return;
+  auto c = std::make_unique<Chunk>();
+  c->id = static_cast<uint32_t>(chunk_pos_.size());
+  chunk_pos_.push_back(static_cast<uint32_t>(chunks_.size()));
+  c->vis = c->chars = c->u16 = c->u8 = c->pvis = static_cast<uint32_t>(n);
+  c->gap = static_cast<uint32_t>(gaps_.size());
+  gaps_.push_back(Gap{0, kNone, kNone});
+  chunks_.push_back(std::move(c));
   total_vis_ = total_chars_ = total_u16_ = total_u8_ = n;
+}
+
+void Seq::open_around(uint32_t ci, uint32_t off) {
+  const uint32_t lo = off > kGapOpen / 2 ? off - kGapOpen / 2 : 0;
+  open_placeholders(ci, lo, lo + kGapOpen);
+}
+
+void Seq::open_placeholders(uint32_t ci, uint32_t lo, uint32_t hi) {
+  hint_.bit = 0;  // chunk indexes move
+  Chunk& g = *chunks_[ci];
+  const Gap gap = gaps_[g.gap];
+  const uint32_t len = g.vis;  // (every placeholder is visible in both versions)
+  hi = std::min(hi, len);
+  const uint32_t n = hi - lo;
+  const auto base = static_cast<uint32_t>(arena_.size());
+  // What is left of the gap before and after the opened placeholders.
+  const auto piece = [&](uint32_t first, uint32_t size, uint32_t prev, uint32_t next) {
+    auto k = std::make_unique<Chunk>();
+    k->id = static_cast<uint32_t>(chunk_pos_.size());
+    chunk_pos_.push_back(0);
+    k->vis = k->chars = k->u16 = k->u8 = k->pvis = size;
+    k->gap = static_cast<uint32_t>(gaps_.size());
+    gaps_.push_back(Gap{first, prev, next});
+    return k;
+  };
+  std::unique_ptr<Chunk> before, after;
+  if (lo > 0) before = piece(gap.first, lo, gap.prev, base);
+  if (hi < len) after = piece(gap.first + hi, len - hi, base + n - 1, gap.next);
+  // The gap's chunk holds the opened ones: the elements fill_placeholders
+  // describes, linked to their neighbours that have elements.
+  g.gap = kNone;
+  g.items.resize(n);
+  g.flags.assign(n, kVisBit | kPvisBit);
+  g.vis = g.chars = g.u16 = g.u8 = g.pvis = n;
+  g.plo = n;
+  g.psuf = 0;
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t left = k > 0 ? base + k - 1 : lo > 0 ? kInGap : gap.prev;
+    arena_.push_back(Elem{kPlaceholderPeer, static_cast<int32_t>(gap.first + lo + k), left, kNone,
+                          kNone, 0, 0, g.id});
+    g.items[k] = base + k;
+  }
+  if (hi == len && gap.next != kNone) arena_[gap.next].origin_left = base + n - 1;
+  // (Counts are additive: the prefix sums before any chunk stay.)
+  const uint32_t added = (before ? 1 : 0) + (after ? 1 : 0);
+  if (after) chunks_.insert(chunks_.begin() + ci + 1, std::move(after));
+  if (before) chunks_.insert(chunks_.begin() + ci, std::move(before));
+  for (size_t k = ci; k < chunks_.size(); ++k) chunk_pos_[chunks_[k]->id] = uint32_t(k);
+  if (ci < cache_.ci) cache_.ci += added;
+  if (ci < pcache_.ci) pcache_.ci += added;
 }
 
 Status Seq::erase_one(uint32_t peer, int32_t counter, uint32_t pos, DenseVv* vv) {
@@ -575,6 +623,7 @@ Status Seq::erase_forward(uint32_t peer, int32_t counter, uint32_t pos, int32_t 
       st = out_of_range("delete run runs past the end of the op's version");
       break;
     }
+    open_at(c);
   }
   if (run.len > 0) add_run(del_runs_, peer, run.counter, run.arena, run.len);
   if (st.ok()) set_hint(vv, c, pos);  // the deleted run lies between pos and c

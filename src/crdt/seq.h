@@ -136,11 +136,18 @@ class Seq {
   // them: every version the tracker resolves in holds them), and content 0.
   // Only their order matters: an op is integrated against elements its
   // version has not seen, and every version holds the placeholders.
+  // They start as one gap (a chunk that counts them but holds no elements);
+  // an op that reaches into a gap splits it and gives the placeholders there
+  // their elements (see open_placeholders), each with the left origin it
+  // would have had: the tracker's elements and order are those of one
+  // element per placeholder, at a cost that follows the ops, not `n`.
   // REQUIRES: arena_size() == 0.
   void fill_placeholders(size_t n);
   // Calls fn(std::span<const uint32_t> items, uint32_t visible) for every
   // chunk in document order: its elements' arena indexes (see elem()), and
-  // how many of them are visible.
+  // how many of them are visible. A gap (see fill_placeholders) comes as no
+  // items and its count of placeholders, the next ones in counter order.
+  // The other reads below expect no gaps (a tracker that is not partial).
   template <typename Fn>
   void for_each_chunk(Fn&& fn) const {
     for (const auto& chunk : chunks_) fn(std::span<const uint32_t>(chunk->items), chunk->vis);
@@ -259,7 +266,19 @@ class Seq {
     uint32_t plo = 0, psuf = 0;
     bool pexact(size_t off) const { return off < plo || off + psuf >= items.size(); }
     void pstale() { plo = psuf = 0; }
+    // kNone, or the chunk is a gap (no items; every count is its length)
+    // and this is its index in gaps_.
+    uint32_t gap = kNone;
   };
+  // A gap: placeholders [first, first + chunk count) without elements, and
+  // the arena indexes of the placeholders just before and after it (kNone:
+  // none; the others have their elements, see fill_placeholders).
+  struct Gap {
+    uint32_t first = 0, prev = kNone, next = kNone;
+  };
+  // Left origin of a placeholder whose predecessor is still in a gap: no
+  // element yet, so no op's left origin either (see open_placeholders).
+  static constexpr uint32_t kInGap = kNone - 1;
   static constexpr uint8_t kVisBit = 1, kPvisBit = 2;
   uint8_t flags_of(const Elem& e) const {
     return static_cast<uint8_t>((e.del_peer == kNone ? kVisBit : 0) | (pvisible(e) ? kPvisBit : 0));
@@ -336,12 +355,29 @@ class Seq {
   // entities) reaches n (n >= 1).
   void seek(int kind, size_t n) const;
   bool at_end(Cur c) const { return c.ci >= chunks_.size(); }
+  // Moves a cursor past the end of its chunk to the next item, or to the
+  // start of a gap (which the caller opens before reading the item there).
   void normalize(Cur& c) const {
     while (c.ci < chunks_.size() && c.off >= chunks_[c.ci]->items.size()) {
+      if (chunks_[c.ci]->gap != kNone) return;
       ++c.ci;
       c.off = 0;
     }
   }
+  // Gives placeholders [lo, hi) of gap chunk `ci` (offsets in the gap) their
+  // elements, in one chunk between what is left of the gap on either side.
+  // Chunk indexes from `ci` on move; the prefix caches stay valid.
+  void open_placeholders(uint32_t ci, uint32_t lo, uint32_t hi);
+  // Opens the placeholders of gap chunk `ci` around offset `off`.
+  void open_around(uint32_t ci, uint32_t off);
+  // When cursor `c` (normalized) is at a gap, opens the gap's first
+  // placeholders so that it points at an element.
+  void open_at(Cur c) {
+    if (c.off == 0 && c.ci < chunks_.size() && chunks_[c.ci]->gap != kNone)
+      open_placeholders(c.ci, 0, kGapOpen);
+  }
+  // Placeholders opened at once: a few ops' worth around the one reached.
+  static constexpr uint32_t kGapOpen = 128;
   void advance(Cur& c) const {
     ++c.off;
     normalize(c);
@@ -398,7 +434,7 @@ class Seq {
   // that put it in the zone (and its zone index) or marked it passed.
   std::vector<Cur> zone_;
   std::vector<uint32_t> zone_stamp_, zone_at_, passed_stamp_;
-  uint32_t placeholders_ = 0;  // arena [0, placeholders_) (see fill_placeholders)
+  std::vector<Gap> gaps_;  // by Chunk::gap (those of opened gaps stay, unused)
   uint32_t epoch_ = 0;
   DenseVv prepare_vv_;
   bool prepare_all_ = true;
