@@ -16,7 +16,7 @@
 namespace weft::fs::internal {
 
 // Names the host backends hide: their own temporary files.
-inline constexpr std::string_view kTempPrefix = ".weft-tmp-";
+inline constexpr std::string_view kTempPrefix = kTempFilePrefix;
 
 class HostFilesystem final : public Filesystem {
  public:

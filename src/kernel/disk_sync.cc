@@ -182,6 +182,24 @@ Status Kernel::Impl::sync_from_disk(FileEntry& e) {
 
 // ---------------------------------------------------------------- the watcher
 
+bool Kernel::Impl::ignored(const std::string& path, bool is_dir) const {
+  size_t slash = path.rfind('/');
+  std::string_view name = slash == std::string::npos ? std::string_view(path)
+                                                     : std::string_view(path).substr(slash + 1);
+  if (name.substr(0, fs::kTempFilePrefix.size()) == fs::kTempFilePrefix) return true;
+  if (!is_dir) {
+    // Editors' scratch files: vim's swap files and write probe, backups, emacs locks.
+    auto ends_with = [&](std::string_view tail) {
+      return name.size() >= tail.size() && name.substr(name.size() - tail.size()) == tail;
+    };
+    if (ends_with("~") || ends_with(".swp") || ends_with(".swx") || name == "4913" ||
+        name.substr(0, 2) == ".#" || (name.size() > 1 && name.front() == '#' && ends_with("#"))) {
+      return true;
+    }
+  }
+  return current_ignore()->ignored(path, is_dir);
+}
+
 void Kernel::Impl::reload_configuration(const std::string& path) {
   if (path == source::kConfigFileName) {
     auto rules_now = source::WorkspaceRules::load(root);
@@ -201,7 +219,6 @@ void Kernel::Impl::reload_configuration(const std::string& path) {
 }
 
 void Kernel::Impl::handle_changes(const std::vector<source::FileChange>& changes) {
-  auto ignore_now = current_ignore();
   for (const auto& c : changes) {
     if (c.kind == source::FileChange::Kind::kRescan) {
       Status s = recover_and_reconcile_all();
@@ -211,12 +228,11 @@ void Kernel::Impl::handle_changes(const std::vector<source::FileChange>& changes
     if (c.path == source::kConfigFileName || c.path == source::kIgnoreFileName ||
         c.path == ".gitignore") {
       reload_configuration(c.path);
-      ignore_now = current_ignore();
     }
     if (c.kind == source::FileChange::Kind::kRenamed) {
       // A rename keeps the block and its history under the new path.
       for (auto& e : entries_under(c.from)) rename_block(e, c.from, c.path);
-      if (!c.is_dir && !ignore_now->ignored(c.path, false)) {
+      if (!c.is_dir && !ignored(c.path, false)) {
         auto e = entry(c.path);
         if (e.ok()) {
           std::lock_guard lock((*e)->mu);
@@ -234,7 +250,7 @@ void Kernel::Impl::handle_changes(const std::vector<source::FileChange>& changes
       }
       continue;
     }
-    if (ignore_now->ignored(c.path, false)) continue;
+    if (ignored(c.path, false)) continue;
     if (c.kind == source::FileChange::Kind::kDeleted) {
       auto e = find_entry(c.path);
       if (!e) {
@@ -259,9 +275,7 @@ void Kernel::Impl::handle_changes(const std::vector<source::FileChange>& changes
 
 Status Kernel::Impl::start_watcher() {
   source::WatcherOptions wo;
-  wo.ignored = [this](const std::string& path, bool is_dir) {
-    return current_ignore()->ignored(path, is_dir);
-  };
+  wo.ignored = [this](const std::string& path, bool is_dir) { return ignored(path, is_dir); };
   auto w = source::Watcher::start(root, std::move(wo),
                                   [this](const std::vector<source::FileChange>& changes) {
                                     handle_changes(changes);

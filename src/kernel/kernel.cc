@@ -134,7 +134,7 @@ void Kernel::Impl::evict_if_needed() {
     // The CRDT doc costs several times its text (ids, history).
     bytes += e->block->text_bytes() * 6 + 4096;
     if (!e->block->ahead_of_disk() && e->persisted == e->block->doc().oplog_version()) {
-      candidates.emplace_back(e->last_used, e);
+      candidates.emplace_back(e->last_used.load(), e);
     }
   }
   if (bytes <= options.memory_budget_bytes) return;
@@ -634,10 +634,29 @@ void Kernel::Impl::rename_block(const std::shared_ptr<FileEntry>& e, const std::
     std::lock_guard lock(e->mu);
     old_path = e->path;
     new_path = to + old_path.substr(from.size());
+  }
+  // A file renamed over one that has a block (an editor's save through a
+  // temporary file, `mv -f`) is a new content of that file: its history goes
+  // on, and the renamed-away block stays behind, deleted, with its own.
+  if (auto target = entry(new_path); target.ok() && target.value() != e) {
+    FileEntry& t = **target;
+    std::unique_lock target_lock(t.mu);
+    if (!t.store_id.empty() || t.block) {
+      Status s = ensure_loaded(t);
+      if (s.ok()) s = sync_from_disk(t);
+      if (!s.ok()) log("kernel: '" + new_path + "': " + std::string(s.message()));
+      target_lock.unlock();
+      std::lock_guard lock(e->mu);
+      if (ensure_loaded(*e).ok()) {
+        Status gone = sync_from_disk(*e);  // the old path is gone: marked deleted
+        if (!gone.ok()) log("kernel: '" + old_path + "': " + std::string(gone.message()));
+      }
+      return;
+    }
+  }
+  {
+    std::lock_guard lock(e->mu);
     if (!e->store_id.empty()) {
-      // The target's old block (an overwritten file) gives way to the moved one.
-      auto existing = store->get_block(kWorkspaceOwner, file_block_id(new_path));
-      if (existing.ok() && existing->id != e->store_id) (void)store->delete_block(existing->id);
       store::BlockPatch patch;
       patch.label = file_block_id(new_path);
       auto s = store->update_block(e->store_id, patch);

@@ -51,7 +51,7 @@ struct FileEntry {
   bool deleted = false;               // the file is gone; the history stays
   std::map<std::string, UndoStacks> undo;  // by author (origin)
   uint64_t updates_since_snapshot = 0;
-  uint64_t last_used = 0;
+  std::atomic<uint64_t> last_used{0};  // the index's clock at the last use (LRU)
   bool known_in_store = false;  // looked up in the store already
 };
 
@@ -90,6 +90,9 @@ struct Kernel::Impl {
     std::lock_guard lock(rules_mu);
     return ignore;
   }
+  // Paths the kernel leaves alone: the ignore rules' and the filesystem's own
+  // temporary files (a write's temp file renamed over its target).
+  bool ignored(const std::string& path, bool is_dir) const;
 
   // ---- the index (kernel.cc)
   // The entry of `path`, created (and looked up in the store) on first use.

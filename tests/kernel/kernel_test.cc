@@ -361,6 +361,34 @@ TEST_F(KernelTest, WatcherCommitsDiskEditsAndReportsThem) {
   EXPECT_EQ(seen[0], "file:w.txt source:disk");
 }
 
+TEST_F(KernelTest, ARenameOverAFileWithABlockContinuesItsHistory) {
+  auto k = open_ok();
+  ASSERT_TRUE(k->change_text("f.txt", agent("a", "fs_write"), source::FileOp::kOverwrite,
+                             replace_with("one\n"))
+                  .ok());
+  // An editor's save: a scratch file that got a block of its own, renamed over f.txt.
+  write("f.txt.tmp", "two\n");
+  k->on_disk_changes({{source::FileChange::Kind::kChanged, "f.txt.tmp", "", false}});
+  std::filesystem::rename(std::filesystem::path(root()) / "f.txt.tmp",
+                          std::filesystem::path(root()) / "f.txt");
+  k->on_disk_changes({{source::FileChange::Kind::kRenamed, "f.txt", "f.txt.tmp", false}});
+  auto history = k->history("f.txt", 0);
+  ASSERT_TRUE(history.ok()) << history.status();
+  ASSERT_EQ(history->size(), 2u);
+  EXPECT_EQ((*history)[0].author, source::kDiskOrigin);
+  EXPECT_EQ((*history)[1].author, "agent:a");
+  // The block goes on taking changes (it was once deleted from under the kernel here).
+  auto out = k->change_text("f.txt", agent("a"), source::FileOp::kOverwrite, append("three\n"));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(read("f.txt"), "two\nthree\n");
+  // weft's own temporary files never become blocks.
+  write(".weft-tmp-123", "scratch\n");
+  k->on_disk_changes({{source::FileChange::Kind::kChanged, ".weft-tmp-123", "", false}});
+  auto status = k->status(std::nullopt);
+  ASSERT_TRUE(status.ok());
+  for (const auto& f : *status) EXPECT_NE(f.path, ".weft-tmp-123");
+}
+
 TEST_F(KernelTest, ConcurrentAgentsOnOneFileLoseNothing) {
   write("log.txt", "");
   auto k = open_ok();

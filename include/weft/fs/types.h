@@ -34,6 +34,11 @@ namespace weft::fs {
 using Clock = std::chrono::system_clock;
 using TimePoint = Clock::time_point;
 
+// The name prefix of the host backends' temporary files (written, then renamed
+// over their target): hidden from listings and searches, and from the
+// workspace kernel's watcher.
+inline constexpr std::string_view kTempFilePrefix = ".weft-tmp-";
+
 // Limits enforced by every backend; the defaults are the seed's recommended
 // values. Configurable per instance (see the factories in filesystem.h).
 struct FsLimits {

@@ -175,7 +175,8 @@ class Kernel {
   Status rescan();
 
   // Called after every commit of a block (agents, disk, approvals): the block
-  // id and the new version. Subscribers are told on the committing thread.
+  // id, the new version and the change's origin. Runs on the committing
+  // thread with that block's lock held: it must not call back into the kernel.
   using ChangeListener = std::function<void(const std::string& block_id,
                                             const std::string& version,
                                             const std::string& origin)>;
