@@ -55,9 +55,10 @@ def jsonrpc(method: str, params: dict | None = None, id_: int | str | None = 1) 
     return message
 
 
-def initialize_params(version: str = LATEST) -> dict:
+def initialize_params(version: str = LATEST, name: str = "weft-adversarial") -> dict:
+    """initialize's params; clientInfo.name is the author of the client's changes (agent:NAME)."""
     return {"protocolVersion": version, "capabilities": {},
-            "clientInfo": {"name": "weft-adversarial", "version": "1"}}
+            "clientInfo": {"name": name, "version": "1"}}
 
 
 def tool_call(name: str, arguments: dict, id_: int | str = 1) -> dict:
@@ -76,6 +77,11 @@ def deep_arrays(depth: int) -> str:
 def tool_text(result: dict) -> str:
     """The text content of a tools/call result."""
     return "".join(c.get("text", "") for c in result.get("content", []) if c.get("type") == "text")
+
+
+def read_lines(result: dict) -> list[str]:
+    """An fs_read result's numbered text back to the file's lines."""
+    return [re.sub(r"^\s*\d+\t", "", line) for line in tool_text(result).splitlines()]
 
 
 # ---------------------------------------------------------------------------
@@ -475,8 +481,8 @@ class StdioServer(WeftProcess):
         self.send(jsonrpc(method, params, self.next_id))
         return self.wait_for(self.next_id, timeout)
 
-    def initialize(self, version: str = LATEST) -> dict:
-        reply = self.request("initialize", initialize_params(version))
+    def initialize(self, version: str = LATEST, name: str = "weft-adversarial") -> dict:
+        reply = self.request("initialize", initialize_params(version, name))
         assert "result" in reply, reply
         self.send(jsonrpc("notifications/initialized", None, None))
         return reply
