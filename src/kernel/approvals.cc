@@ -23,6 +23,7 @@ std::string approval_to_json(const Approval& a) {
             {"rule", a.rule},
             {"base_version", a.base_version},
             {"target_path", a.target_path},
+            {"overwrite", a.overwrite},
             {"diff", a.diff},
             {"disk_diff", a.disk_diff},
             {"created_at_ms", a.created_at_ms},
@@ -46,6 +47,7 @@ Result<Approval> approval_from_json(std::string_view text) {
     a.rule = j.value("rule", std::string());
     a.base_version = j.value("base_version", std::string("v0"));
     a.target_path = j.value("target_path", std::string());
+    a.overwrite = j.value("overwrite", false);
     a.diff = j.value("diff", std::string());
     a.disk_diff = j.value("disk_diff", std::string());
     a.created_at_ms = j.value("created_at_ms", int64_t{0});
@@ -167,7 +169,9 @@ Result<ChangeOutcome> Kernel::approve(std::string_view id, std::string_view pers
   if (a.op == "delete") {
     WEFT_RETURN_IF_ERROR(k.apply_remove(a.path, true));
   } else if (a.op == "move") {
-    WEFT_RETURN_IF_ERROR(k.apply_move(a.path, a.target_path, false));
+    WEFT_RETURN_IF_ERROR(k.apply_move(a.path, a.target_path, a.overwrite));
+  } else if (a.op == "copy") {
+    WEFT_RETURN_IF_ERROR(k.apply_copy(a.path, a.target_path, a.overwrite));
   } else if (a.proposed_text) {
     WEFT_ASSIGN_OR_RETURN(auto e, k.entry(a.path));
     std::lock_guard lock(e->mu);

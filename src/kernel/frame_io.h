@@ -22,6 +22,12 @@
 namespace weft::kernel {
 
 inline constexpr size_t kFrameHeaderBytes = 12;
+// What the kernel sends first on every connection it accepts: a reply frame
+// with id 0 and this body. A front end counts itself connected only once it
+// has it, so a connection a dying kernel's socket took but never served is
+// not mistaken for a live kernel.
+inline constexpr uint64_t kHelloId = 0;
+inline constexpr std::string_view kHello = "weft-kernel 1";
 
 // Writes the header of a frame whose body is `body_length` bytes.
 void encode_frame_header(uint64_t id, uint32_t body_length, char out[kFrameHeaderBytes]);

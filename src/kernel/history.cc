@@ -81,14 +81,6 @@ enum class UndoDirection { kUndo, kRedo };
 
 Result<ChangeOutcome> undo_or_redo(Kernel& kernel, Kernel::Impl& k, const std::string& path,
                                    const source::Attribution& who, UndoDirection direction) {
-  auto rules = k.current_rules();
-  auto d = rules->decide(path, source::FileOp::kOverwrite);
-  if (d.decision != doc::PermissionDecision::kAllowed) {
-    return permission_denied(describe_decision(d, path, source::FileOp::kOverwrite) +
-                             (d.decision == doc::PermissionDecision::kNeedsApproval
-                                  ? "; ask for the change with fs_rollback instead"
-                                  : ""));
-  }
   std::unique_lock<std::mutex> lock;
   WEFT_ASSIGN_OR_RETURN(auto e, block_entry(k, path, lock));
   if (!e->frozen.empty()) {
@@ -102,6 +94,14 @@ Result<ChangeOutcome> undo_or_redo(Kernel& kernel, Kernel::Impl& k, const std::s
                                who.origin + " has no " +
                                (direction == UndoDirection::kUndo ? "change" : "undone change") +
                                " to '" + path + "' left in this kernel's log");
+  }
+  // Checked after "nothing to undo", so that answer does not hide behind a rule.
+  auto d = k.current_rules()->decide(path, source::FileOp::kOverwrite);
+  if (d.decision != doc::PermissionDecision::kAllowed) {
+    return permission_denied(describe_decision(d, path, source::FileOp::kOverwrite) +
+                             (d.decision == doc::PermissionDecision::kNeedsApproval
+                                  ? "; ask for the change with fs_rollback instead"
+                                  : ""));
   }
   UndoStep step = from.back();
   ChangeOutcome out;

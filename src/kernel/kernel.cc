@@ -334,11 +334,16 @@ void Kernel::set_change_listener(ChangeListener listener) {
 std::string describe_decision(const source::RuleDecision& decision, std::string_view path,
                               source::FileOp op) {
   std::string what = std::string(source::file_op_name(op)) + " of '" + std::string(path) + "'";
-  std::string level(doc::memory_permission_name(decision.level));
-  if (decision.decision == doc::PermissionDecision::kNeedsApproval) {
-    return what + " needs a person's approval (" + decision.reason + ", level " + level + ")";
+  if (decision.reason == "weft's own configuration") {
+    return what + " is not allowed: it is weft's own configuration, which only a person edits";
   }
-  return what + " is not allowed (" + decision.reason + ", level " + level + ")";
+  std::string rule = decision.reason == "default" ? "the default level" : decision.reason;
+  std::string why = rule + " in weft.toml, level " +
+                    std::string(doc::memory_permission_name(decision.level));
+  if (decision.decision == doc::PermissionDecision::kNeedsApproval) {
+    return what + " needs a person's approval (" + why + ")";
+  }
+  return what + " is not allowed (" + why + "); only a person can change the rule";
 }
 
 namespace {
@@ -352,6 +357,31 @@ source::FileOp refine_op(source::FileOp op, const std::optional<std::string>& ol
     return source::FileOp::kAppend;
   }
   return op;
+}
+
+// The outcome of a change queued for approval.
+ChangeOutcome pending_outcome(const Approval& queued) {
+  ChangeOutcome out;
+  out.pending_approval = queued.id;
+  out.rule = queued.rule;
+  return out;
+}
+
+// A move or copy a person must approve first, queued.
+Result<ChangeOutcome> queue_transfer(Kernel::Impl& k, const source::Attribution& who,
+                                     std::string op, const std::string& from,
+                                     const std::string& to, bool overwrite, std::string rule) {
+  Approval a;
+  a.path = from;
+  a.target_path = to;
+  a.author = who.origin;
+  a.what = who.what;
+  a.overwrite = overwrite;
+  a.rule = std::move(rule);
+  a.diff = op + " '" + from + "' to '" + to + "'" + (overwrite ? " (replacing it)" : "") + "\n";
+  a.op = std::move(op);
+  WEFT_ASSIGN_OR_RETURN(Approval added, k.add_approval(std::move(a)));
+  return pending_outcome(added);
 }
 
 bool is_text(std::string_view bytes) {
@@ -368,8 +398,7 @@ Result<ChangeOutcome> Kernel::change_text(std::string_view path_view,
   auto rules = k.current_rules();
   if (source::is_configuration_path(path)) {
     auto d = rules->decide(path, op);
-    return permission_denied(describe_decision(d, path, op) +
-                             "; a person edits it in their editor");
+    return permission_denied(describe_decision(d, path, op));
   }
   WEFT_ASSIGN_OR_RETURN(auto e, k.entry(path));
   ChangeOutcome out;
@@ -492,6 +521,20 @@ Result<std::string> Kernel::read_text(std::string_view path_view) {
   return text;
 }
 
+Status Kernel::track(std::string_view path_view) {
+  Impl& k = *impl_;
+  std::string path(path_view);
+  if (k.ignored(path, false)) return Status();
+  WEFT_ASSIGN_OR_RETURN(auto e, k.entry(path));
+  {
+    std::lock_guard lock(e->mu);
+    WEFT_RETURN_IF_ERROR(k.ensure_loaded(*e));
+    WEFT_RETURN_IF_ERROR(k.sync_from_disk(*e));
+  }
+  k.evict_if_needed();
+  return Status();
+}
+
 Result<ChangeOutcome> Kernel::remove(std::string_view path_view, const source::Attribution& who,
                                      bool recursive) {
   Impl& k = *impl_;
@@ -550,9 +593,7 @@ Result<ChangeOutcome> Kernel::remove(std::string_view path_view, const source::A
       }
     }
     WEFT_ASSIGN_OR_RETURN(Approval added, k.add_approval(std::move(a)));
-    out.pending_approval = added.id;
-    out.rule = added.rule;
-    return out;
+    return pending_outcome(added);
   }
   if (is_dir && !recursive) {
     auto listed = k.fs->list(path);
@@ -595,19 +636,8 @@ Result<ChangeOutcome> Kernel::move(std::string_view from_view, std::string_view 
                              "')");
   }
   if (d.decision == doc::PermissionDecision::kNeedsApproval) {
-    Approval a;
-    a.path = from;
-    a.target_path = to;
-    a.author = who.origin;
-    a.what = who.what;
-    a.op = "move";
-    a.rule = describe_decision(d, from, source::FileOp::kMove) + " (to '" + to + "')";
-    a.diff = "move '" + from + "' to '" + to + "'\n";
-    WEFT_ASSIGN_OR_RETURN(Approval added, k.add_approval(std::move(a)));
-    ChangeOutcome out;
-    out.pending_approval = added.id;
-    out.rule = added.rule;
-    return out;
+    return queue_transfer(k, who, "move", from, to, overwrite,
+                          describe_decision(d, from, source::FileOp::kMove) + " (to '" + to + "')");
   }
   WEFT_RETURN_IF_ERROR(k.apply_move(from, to, overwrite));
   ChangeOutcome out;
@@ -687,19 +717,24 @@ Result<ChangeOutcome> Kernel::copy(std::string_view from_view, std::string_view 
     return permission_denied(describe_decision(d, to, source::FileOp::kCreate));
   }
   if (d.decision == doc::PermissionDecision::kNeedsApproval) {
-    return failed_precondition(describe_decision(d, to, source::FileOp::kCreate) +
-                               "; write the file with fs_write to ask for approval");
+    return queue_transfer(k, who, "copy", from, to, overwrite,
+                          describe_decision(d, to, source::FileOp::kCreate));
   }
-  WEFT_RETURN_IF_ERROR(k.fs->copy(from, to, overwrite));
-  // The copies get blocks of their own when first touched; an overwritten
-  // target's block takes the new content now.
-  for (auto& e : k.entries_under(to)) {
-    std::lock_guard lock(e->mu);
-    if (k.ensure_loaded(*e).ok()) (void)k.sync_from_disk(*e);
-  }
+  WEFT_RETURN_IF_ERROR(k.apply_copy(from, to, overwrite));
   ChangeOutcome out;
   out.applied = true;
   return out;
+}
+
+Status Kernel::Impl::apply_copy(const std::string& from, const std::string& to, bool overwrite) {
+  WEFT_RETURN_IF_ERROR(fs->copy(from, to, overwrite));
+  // The copies get blocks of their own when first touched; an overwritten
+  // target's block takes the new content now.
+  for (auto& e : entries_under(to)) {
+    std::lock_guard lock(e->mu);
+    if (ensure_loaded(*e).ok()) (void)sync_from_disk(*e);
+  }
+  return Status();
 }
 
 }  // namespace weft::kernel

@@ -109,6 +109,7 @@ struct Kernel::Impl {
   // The file operations once the rules allowed them (or a person approved).
   Status apply_remove(const std::string& path, bool recursive);
   Status apply_move(const std::string& from, const std::string& to, bool overwrite);
+  Status apply_copy(const std::string& from, const std::string& to, bool overwrite);
   void evict_if_needed();
 
   // ---- persistence (kernel.cc). Callers hold e.mu.

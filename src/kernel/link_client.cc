@@ -17,6 +17,11 @@ namespace weft::kernel {
 LinkClient::LinkClient(int fd, std::string state_dir)
     : fd_(fd), state_dir_(std::move(state_dir)) {}
 
+namespace {
+// How long a front end waits for a kernel's greeting.
+constexpr int kHelloTimeoutSeconds = 5;
+}  // namespace
+
 Result<std::shared_ptr<LinkClient>> LinkClient::connect(const std::string& socket_path,
                                                         const std::string& state_dir) {
   sockaddr_un addr{};
@@ -46,6 +51,22 @@ Result<std::shared_ptr<LinkClient>> LinkClient::connect(const std::string& socke
                              std::to_string(cred.uid) + ", not to this user (uid " +
                              std::to_string(::geteuid()) + ")");
   }
+  // The kernel greets every connection it serves; a socket whose process is
+  // dying (kill -9) may still take the connection but never greets it.
+  timeval wait{kHelloTimeoutSeconds, 0}, none{0, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  {
+    FrameReader reader(fd, kHello.size() + 1);
+    uint64_t id = 1;
+    std::string body;
+    FrameReader::Outcome got = reader.next(&id, &body);
+    if (got != FrameReader::Outcome::kFrame || id != kHelloId ||
+        body != encode_reply_prefix(Status()) + std::string(kHello)) {
+      ::close(fd);
+      return unavailable("the kernel socket '" + socket_path + "' did not greet this front end");
+    }
+  }
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
   std::shared_ptr<LinkClient> client(new LinkClient(fd, state_dir));
   client->reader_ = std::thread(&LinkClient::read_loop, client.get());
   return client;

@@ -182,6 +182,10 @@ void LinkServer::admit(int fd) {
   }
   timeval timeout{kSendTimeoutSeconds, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  if (!send_frame(fd, kHelloId, encode_reply_prefix(Status()), kHello).ok()) {
+    ::close(fd);  // gone before it was greeted
+    return;
+  }
   auto conn = std::make_shared<Connection>(fd);
   std::lock_guard<std::mutex> l(mu_);
   if (stopping_) return;

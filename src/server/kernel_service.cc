@@ -4,9 +4,18 @@
 
 #include <unistd.h>
 
+#include <mutex>
+#include <unordered_set>
+#include <utility>
+
 #include "weft/base/json_depth.h"
 
 namespace weft::server {
+
+namespace {
+// Paths a front end remembers having announced to the kernel (then it starts over).
+constexpr size_t kMaxTrackedReads = 100'000;
+}  // namespace
 
 Json approval_json(const kernel::Approval& approval) {
   Json j = Json::parse(kernel::approval_to_json(approval));
@@ -90,6 +99,11 @@ kernel::RequestHandler make_kernel_handler(std::shared_ptr<Workspace> workspace,
       reply = run_tool(*workspace, *tools, request);
     } else if (op == "approvals") {
       reply = run_approvals(*k, request);
+    } else if (op == "track") {
+      // A front end's tool read the file: give it its block. Answers at once
+      // whatever the file is (the read already told the agent).
+      Status tracked = k->track(string_field(request, "path"));
+      reply = Json{{"tracked", tracked.ok()}};
     } else if (op == "ping") {
       reply = Json{{"pid", static_cast<int64_t>(::getpid())}, {"root", workspace->root()}};
     }
@@ -137,6 +151,24 @@ Result<std::shared_ptr<kernel::KernelLink>> attach_kernel(std::shared_ptr<Worksp
     if (!reply.ok()) return tool_error_result(std::string(reply.status().message()));
     // Failed over: this process may have become the kernel during the call.
     return std::move(*reply);
+  });
+  // Reads reach the kernel too, once per path and process while it is a
+  // front end (the kernel's own watcher keeps the block up to date after that).
+  auto seen = std::make_shared<std::pair<std::mutex, std::unordered_set<std::string>>>();
+  Workspace* ws = workspace.get();  // the observer lives inside it
+  workspace->set_read_observer([weak, ws, seen](const std::string& path) {
+    if (kernel::Kernel* k = ws->kernel()) {
+      k->track(path).ignore_error();
+      return;
+    }
+    {
+      std::lock_guard lock(seen->first);
+      if (seen->second.size() >= kMaxTrackedReads) seen->second.clear();
+      if (!seen->second.insert(path).second) return;
+    }
+    if (auto l = weak.lock()) {
+      kernel_request(*l, Json{{"op", "track"}, {"path", path}}).status().ignore_error();
+    }
   });
   return link;
 }

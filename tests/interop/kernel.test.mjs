@@ -118,9 +118,9 @@ test('kernel: versions, history, diff, rollback, status and their errors', { ski
     res = await ok(c, 'fs_patch', {
       patch: '--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n TWO\n-three\n+THREE\n',
     });
-    // A patch may touch several files: its versions are "PATH@VERSION".
+    // A patch may touch several files: one {path, version} each.
     assert.equal(res.structuredContent.versions?.length, 1, JSON.stringify(res.structuredContent));
-    const [patched, v2] = res.structuredContent.versions[0].split('@');
+    const { path: patched, version: v2 } = res.structuredContent.versions[0];
     assert.equal(patched, 'a.txt');
     assert.match(v2, VERSION);
     res = await ok(c, 'fs_write', { path: 'a.txt', content: 'four\n', mode: 'append' });
@@ -305,8 +305,9 @@ for (const useStateFlag of [false, true]) {
       // A patch may touch several files: one "PATH: pending approval ID (why)" line each.
       assert.equal(res.structuredContent.applied, false);
       assert.equal(res.structuredContent.pending_approvals?.length, 1, JSON.stringify(res.structuredContent));
-      assert.match(res.structuredContent.pending_approvals[0], /^docs\/x\.md: pending approval apr_/);
-      const idPatch = res.structuredContent.pending_approvals[0].match(/apr_[0-9a-f]{12}/)[0];
+      assert.equal(res.structuredContent.pending_approvals[0].path, 'docs/x.md');
+      const idPatch = res.structuredContent.pending_approvals[0].pending_approval;
+      assert.match(idPatch, /^apr_[0-9a-f]{12}$/);
       for (const [tool, args] of [
         ['fs_delete', { path: 'docs/x.md' }],
         ['fs_move', { source: 'docs/x.md', destination: 'moved.md' }],
@@ -316,9 +317,10 @@ for (const useStateFlag of [false, true]) {
         assert.match(text(res), /Pending approval apr_/, tool);
         assert.match(String(res.structuredContent?.pending_approval), /^apr_/, tool);
       }
-      // A copy is not held for approval: refused, with the way to ask.
-      await fails(c, 'fs_copy', { source: 'a.txt', destination: 'docs/copy.txt' },
-        /needs a person's approval.*fs_write/);
+      // A copy into a `human` path waits for approval like the others.
+      res = await call(c, 'fs_copy', { source: 'a.txt', destination: 'docs/copy.txt' });
+      assert.ok(!res.isError, text(res));
+      assert.match(String(res.structuredContent?.pending_approval), /^apr_/);
       assert.equal(read(r, 'docs/x.md'), '# Title\n\nbody\n');
       assert.ok(!fs.existsSync(r.file('moved.md')) && !fs.existsSync(r.file('docs/copy.txt')));
 
@@ -329,7 +331,7 @@ for (const useStateFlag of [false, true]) {
       assert.equal(mine.path, 'docs/x.md');
       assert.equal(mine.state, 'pending');
       assert.equal(mine.author, 'agent:writer');
-      assert.equal(list.length, 5, JSON.stringify(list));
+      assert.equal(list.length, 6, JSON.stringify(list));
       const shown = await cli(r, ['approvals', 'show', id, '--json']);
       assert.equal(shown.code, 0, shown.stderr);
       assert.match(JSON.parse(shown.stdout).approval.diff, /^\+approved body$/m);

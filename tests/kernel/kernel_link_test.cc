@@ -106,6 +106,11 @@ int raw_connect(const std::string& path) {
   }
   timeval timeout{10, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  // Every connection starts with the kernel's greeting.
+  std::string hello(kFrameHeaderBytes + 1 + kHello.size(), '\0');
+  EXPECT_EQ(::recv(fd, hello.data(), hello.size(), MSG_WAITALL),
+            static_cast<ssize_t>(hello.size()));
+  EXPECT_EQ(hello.substr(kFrameHeaderBytes), std::string(1, '\0') + std::string(kHello));
   return fd;
 }
 

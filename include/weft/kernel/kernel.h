@@ -92,11 +92,12 @@ struct Approval {
   std::string path;
   std::string author;   // agent:<name>
   std::string what;     // the tool, or "conflict" for a reconcile under `human`
-  std::string op;       // create | append | overwrite | delete | move
+  std::string op;       // create | append | overwrite | delete | move | copy
   std::string rule;     // why it needs approval
   std::string base_version;  // the version the change was written against
   std::optional<std::string> proposed_text;  // nullopt for a delete
-  std::string target_path;   // move only
+  std::string target_path;   // move and copy
+  bool overwrite = false;    // move and copy: replace an existing target
   std::string diff;          // unified diff of the change
   std::string disk_diff;     // conflict only: what the disk did
   int64_t created_at_ms = 0;
@@ -143,6 +144,11 @@ class Kernel {
   // The file's text through its block (reconciled first). kFailedPrecondition
   // when it is not a text file.
   Result<std::string> read_text(std::string_view path);
+
+  // Makes sure a text file that a tool read has its block, reconciled with
+  // the disk (a file gets its block on first access by any tool). Errors as
+  // read_text; callers that only read may ignore them.
+  Status track(std::string_view path);
 
   // ---- history
   // kFailedPrecondition "'PATH' is not a text file: NAME has no history"

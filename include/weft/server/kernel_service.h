@@ -13,6 +13,7 @@
 //   {"op":"approvals","action":"show","id":ID}           -> {"approval":{...}}
 //   {"op":"approvals","action":"approve"|"reject","id":ID,"person":NAME}
 //       -> {"approval":{...},"version":V}
+//   {"op":"track","path":P} -> {"tracked":BOOL}   (a tool read P: give it its block)
 //   {"op":"ping"} -> {"pid":PID,"root":ROOT}
 // A request that is not one of these gets an error naming what is wrong.
 //

@@ -11,6 +11,7 @@
 #define WEFT_SERVER_WORKSPACE_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -49,6 +50,15 @@ class Workspace {
   // front end that takes over from a dead kernel); never unset.
   kernel::Kernel* kernel() const { return kernel_ptr_.load(std::memory_order_acquire); }
   void set_kernel(std::shared_ptr<kernel::Kernel> kernel);
+  // Tells the kernel (here or in another process) that a tool read `path`, so
+  // that a text file gets its block on first access. Set before serving; a
+  // no-op without a kernel.
+  void set_read_observer(std::function<void(const std::string& path)> observer) {
+    read_observer_ = std::move(observer);
+  }
+  void note_read(const std::string& path) const {
+    if (read_observer_) read_observer_(path);
+  }
   // The sandbox, or null when the server runs without --sandbox.
   fs::SandboxWorkspace* sandbox() const { return sandbox_.get(); }
   // The absolute root ("/" for in-memory workspaces).
@@ -85,6 +95,7 @@ class Workspace {
   std::mutex kernel_mu_;
   std::shared_ptr<kernel::Kernel> kernel_;
   std::atomic<kernel::Kernel*> kernel_ptr_{nullptr};
+  std::function<void(const std::string&)> read_observer_;
   mutable std::mutex change_mu_;
 };
 

@@ -82,7 +82,7 @@ Status commit(Workspace& ws, const std::vector<FilePlan>& plans) {
 // person must approve joins `pending`. On a failure the files already changed are
 // changed back.
 Status commit_in_kernel(kernel::Kernel& k, const std::vector<FilePlan>& plans, ToolContext& ctx,
-                        std::vector<std::string>* versions, std::vector<std::string>* pending) {
+                        Json* versions, Json* pending) {
   source::Attribution who = agent_of(ctx, "fs_patch");
   size_t done = 0;
   Status failure;
@@ -110,11 +110,13 @@ Status commit_in_kernel(kernel::Kernel& k, const std::vector<FilePlan>& plans, T
       break;
     }
     if (!outcome->pending_approval.empty()) {
-      pending->push_back(p.path + ": pending approval " + outcome->pending_approval + " (" +
-                         outcome->rule + ")");
+      pending->push_back(
+          {{"path", p.path}, {"pending_approval", outcome->pending_approval}, {"rule", outcome->rule}});
     } else {
       applied[done] = true;
-      if (!outcome->version.empty()) versions->push_back(p.path + "@" + outcome->version);
+      if (!outcome->version.empty()) {
+        versions->push_back({{"path", p.path}, {"version", outcome->version}});
+      }
     }
   }
   if (failure.ok()) return failure;
@@ -176,7 +178,7 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
                                "Re-read the files with fs_read and regenerate the hunks (or use "
                                "fs_edit).");
   }
-  std::vector<std::string> versions, pending;
+  Json versions = Json::array(), pending = Json::array();
   if (!dry_run) {
     if (kernel::Kernel* k = ws->kernel()) {
       WEFT_RETURN_IF_ERROR(commit_in_kernel(*k, plans, ctx, &versions, &pending));
@@ -188,7 +190,11 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
       dry_run ? (all_ok ? "Dry run: the patch applies.\n" : "Dry run: the patch does NOT apply.\n")
               : "Applied the patch to " + std::to_string(plans.size() - pending.size()) +
                     " file(s).\n";
-  for (const auto& p : pending) head += p + "; unchanged until a person approves it\n";
+  for (const auto& p : pending) {
+    head += p["path"].get<std::string>() + ": pending approval " +
+            p["pending_approval"].get<std::string>() + " (" + p["rule"].get<std::string>() +
+            "); unchanged until a person approves it\n";
+  }
   Json structured{{"applied", !dry_run && all_ok && pending.empty()},
                   {"applies", all_ok},
                   {"files", files}};
@@ -217,12 +223,17 @@ ToolSpec fs_patch_tool() {
                                    {"files", {{"type", "array"}}},
                                    {"versions",
                                     {{"type", "array"},
-                                     {"items", {{"type", "string"}}},
-                                     {"description", "PATH@VERSION of each changed file"}}},
+                                     {"items", object_schema({{"path", {{"type", "string"}}},
+                                                              {"version", {{"type", "string"}}}})},
+                                     {"description", "Each changed file's new version"}}},
                                    {"pending_approvals",
                                     {{"type", "array"},
-                                     {"items", {{"type", "string"}}},
-                                     {"description", "Files a person must approve first"}}}});
+                                     {"items",
+                                      object_schema({{"path", {{"type", "string"}}},
+                                                     {"pending_approval", {{"type", "string"}}},
+                                                     {"rule", {{"type", "string"}}}})},
+                                     {"description",
+                                      "Files whose change waits for a person's approval"}}}});
   t.annotations = write_hints(/*destructive=*/true, /*idempotent=*/false);
   t.handler = run;
   t.via_kernel = true;

@@ -47,6 +47,7 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   int64_t offset = arg_int(args, "offset", 1);
   int64_t limit = arg_int(args, "limit", kDefaultLines);
   auto page = ws->fs().read(path, offset - 1, limit);
+  if (page.ok()) ws->note_read(path);
   if (!page.ok()) {
     if (page.status().code() == StatusCode::kInvalidArgument &&
         std::string(page.status().message()).find("UTF-8") != std::string::npos) {

@@ -87,6 +87,11 @@ Status explain(const Status& status, std::string_view path) {
       hint = " (paths are relative to the workspace root; use fs_list or fs_glob to find files)";
       break;
     case StatusCode::kPermissionDenied:
+      // The workspace's rules say why themselves; the hint is for paths.
+      if (status.message().find("weft.toml") != std::string_view::npos ||
+          status.message().find("weft's own configuration") != std::string_view::npos) {
+        break;
+      }
       hint =
           " (access stays inside the workspace root: no '..' above it, no symbolic links "
           "leading out, no absolute paths elsewhere)";
