@@ -18,7 +18,7 @@ fi
 suite="$1"
 shift
 scripts/install-deps.sh >/dev/null
-scripts/build.sh release >/dev/null
+WEFT_BUILD_BENCH=ON scripts/build.sh release >/dev/null
 export WEFT_BUILD="$PWD/build/release"
 if [ -x "bench/$suite.sh" ]; then
   exec "bench/$suite.sh" "$@"

@@ -4,6 +4,8 @@
 #   scripts/build.sh asan            clang, AddressSanitizer + UBSan, fuzz targets, in build/asan
 #   scripts/build.sh tsan            clang, ThreadSanitizer, in build/tsan
 #   scripts/build.sh <kind> TARGET.. builds only the named targets
+# WEFT_BUILD_BENCH=OFF leaves the benchmarks out of a release build (the test
+# run does: they are not tests); scripts/bench.sh turns them back on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +19,7 @@ fi
 
 case "$kind" in
   release)
-    args=(-DCMAKE_BUILD_TYPE=Release) ;;
+    args=(-DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_BENCH="${WEFT_BUILD_BENCH:-ON}") ;;
   debug)
     args=(-DCMAKE_BUILD_TYPE=Debug) ;;
   # The sanitizer builds compile at -O0: half the compile time of -O1 (they

@@ -24,7 +24,7 @@ scripts/install-deps.sh
 
 if has_stage release || has_stage python || has_stage adversarial || has_stage interop; then
   step "release build"
-  scripts/build.sh release
+  WEFT_BUILD_BENCH=OFF scripts/build.sh release
 fi
 
 if has_stage release; then

@@ -54,18 +54,11 @@ Result<server::WorkspaceServer> connect(const KernelArgs& a) {
   return built;
 }
 
-// "Error (not_found): msg" (a tool's error text) -> Status.
+// "Error (not found): msg" (a tool's error text) -> Status, for the exit code.
 Status tool_error(const std::string& text) {
-  static const std::pair<const char*, StatusCode> kCodes[] = {
-      {"not_found", StatusCode::kNotFound},
-      {"permission_denied", StatusCode::kPermissionDenied},
-      {"invalid_argument", StatusCode::kInvalidArgument},
-      {"failed_precondition", StatusCode::kFailedPrecondition},
-      {"unavailable", StatusCode::kUnavailable},
-      {"data_loss", StatusCode::kDataLoss},
-  };
-  for (const auto& [name, code] : kCodes) {
-    std::string prefix = std::string("Error (") + name + "): ";
+  for (int c = 1; c <= static_cast<int>(StatusCode::kNotADirectory); ++c) {
+    auto code = static_cast<StatusCode>(c);
+    std::string prefix = "Error (" + std::string(status_code_name(code)) + "): ";
     if (text.rfind(prefix, 0) == 0) return Status(code, text.substr(prefix.size()));
   }
   return Status(StatusCode::kUnknown, text);

@@ -2,6 +2,7 @@
 // blocks back, the watcher, and the pass at start that recovers from a crash.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -188,11 +189,13 @@ bool Kernel::Impl::ignored(const std::string& path, bool is_dir) const {
                                                      : std::string_view(path).substr(slash + 1);
   if (name.substr(0, fs::kTempFilePrefix.size()) == fs::kTempFilePrefix) return true;
   if (!is_dir) {
-    // Editors' scratch files: vim's swap files and write probe, backups, emacs locks.
+    // Editors' scratch files: vim's swap files and write probe, backups, emacs
+    // locks, JetBrains' safe-write copies.
     auto ends_with = [&](std::string_view tail) {
       return name.size() >= tail.size() && name.substr(name.size() - tail.size()) == tail;
     };
     if (ends_with("~") || ends_with(".swp") || ends_with(".swx") || name == "4913" ||
+        ends_with("___jb_tmp___") || ends_with("___jb_old___") ||
         name.substr(0, 2) == ".#" || (name.size() > 1 && name.front() == '#' && ends_with("#"))) {
       return true;
     }
@@ -230,8 +233,25 @@ void Kernel::Impl::handle_changes(const std::vector<source::FileChange>& changes
       reload_configuration(c.path);
     }
     if (c.kind == source::FileChange::Kind::kRenamed) {
-      // A rename keeps the block and its history under the new path.
-      for (auto& e : entries_under(c.from)) rename_block(e, c.from, c.path);
+      // A rename keeps the block and its history under the new path, unless
+      // it is an editor's save: the file is moved aside (to a backup name, or
+      // one weft leaves alone) and written anew at its path in the same batch.
+      // Then the history stays with the path.
+      bool aside = ignored(c.path, c.is_dir) ||
+                   std::any_of(&c + 1, changes.data() + changes.size(),
+                               [&](const source::FileChange& later) {
+                                 return later.kind != source::FileChange::Kind::kDeleted &&
+                                        later.kind != source::FileChange::Kind::kRescan &&
+                                        later.path == c.from;
+                               });
+      if (aside) {
+        for (auto& e : entries_under(c.from)) {
+          std::lock_guard lock(e->mu);
+          if (ensure_loaded(*e).ok()) (void)sync_from_disk(*e);
+        }
+      } else {
+        for (auto& e : entries_under(c.from)) rename_block(e, c.from, c.path);
+      }
       if (!c.is_dir && !ignored(c.path, false)) {
         auto e = entry(c.path);
         if (e.ok()) {

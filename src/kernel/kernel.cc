@@ -676,8 +676,22 @@ void Kernel::Impl::rename_block(const std::shared_ptr<FileEntry>& e, const std::
       if (s.ok()) s = sync_from_disk(t);
       if (!s.ok()) log("kernel: '" + new_path + "': " + std::string(s.message()));
       target_lock.unlock();
-      std::lock_guard lock(e->mu);
+      std::unique_lock lock(e->mu);
       if (ensure_loaded(*e).ok()) {
+        // A block that only ever held what the disk gave it (an editor's
+        // temporary file seen on its own) leaves nothing worth keeping.
+        if (e->block && !e->store_id.empty()) {
+          auto history = e->block->history(2);
+          if (history.size() <= 1 &&
+              (history.empty() || history[0].author == source::kDiskOrigin)) {
+            Status purged = store->purge_block(e->store_id);
+            if (purged.ok()) {
+              lock.unlock();
+              forget_entry(old_path);
+              return;
+            }
+          }
+        }
         Status gone = sync_from_disk(*e);  // the old path is gone: marked deleted
         if (!gone.ok()) log("kernel: '" + old_path + "': " + std::string(gone.message()));
       }

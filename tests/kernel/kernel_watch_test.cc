@@ -257,13 +257,10 @@ const SavePattern kJetBrains{"JetBrains", [](KernelWatchTest& t, const std::stri
                                t.remove("f.txt___jb_old___");
                              }};
 
-INSTANTIATE_TEST_SUITE_P(Editors, EditorSaveTest, ::testing::Values(kTempThenRename, kInPlace),
+INSTANTIATE_TEST_SUITE_P(Editors, EditorSaveTest,
+                         ::testing::Values(kTempThenRename, kInPlace, kTempFsyncPauseThenRename, kVim,
+                                           kJetBrains),
                          save_name);
-// Disabled: these lose f.txt's history (the history moves to the backup
-// name, or the temporary file's block replaces f.txt's); SaveBatchTest below
-// reproduces both without timing.
-INSTANTIATE_TEST_SUITE_P(DISABLED_Editors, EditorSaveTest,
-                         ::testing::Values(kTempFsyncPauseThenRename, kVim, kJetBrains), save_name);
 
 // ------------------------------------------------------------------ git
 
@@ -654,9 +651,8 @@ class SaveBatchTest : public KernelWatchTest {
 };
 
 // Vim and Emacs: the file is renamed to its backup, written anew, and the
-// backup deleted. The batch, applied as the watcher documents it, moves the
-// history to "f.txt~" (then deleted) and starts f.txt over.
-TEST_F(SaveBatchTest, DISABLED_BackupRenameSaveKeepsTheHistory) {
+// backup deleted. The history stays with f.txt.
+TEST_F(SaveBatchTest, BackupRenameSaveKeepsTheHistory) {
   using Kind = source::FileChange::Kind;
   rename("f.txt", "f.txt~");
   write("f.txt", "one\ntwo\nsaved\n");
@@ -668,9 +664,9 @@ TEST_F(SaveBatchTest, DISABLED_BackupRenameSaveKeepsTheHistory) {
 }
 
 // A temporary file reported on its own (the editor paused past the
-// watcher's quiet period) gets a block; renamed over f.txt, that block
-// replaces f.txt's, whose history is deleted from the store.
-TEST_F(SaveBatchTest, DISABLED_TempReportedAloneThenRenamedOverKeepsTheHistory) {
+// watcher's quiet period) gets a block; renamed over f.txt, f.txt's block
+// takes its content and keeps its history.
+TEST_F(SaveBatchTest, TempReportedAloneThenRenamedOverKeepsTheHistory) {
   using Kind = source::FileChange::Kind;
   write(".f.txt.tmp", "one\ntwo\nsaved\n");
   k().on_disk_changes({change(Kind::kChanged, ".f.txt.tmp")});
