@@ -7,6 +7,11 @@
 #   scripts/bench.sh mcp_load --json [--sessions 300] [--seconds 20] [--interval-ms 0]
 #                                     concurrent HTTP sessions doing fs_read: errors, lost
 #                                     sessions, latency percentiles, server peak RSS
+#   scripts/bench.sh kernel --json [--quick]
+#                                     workspace kernel: fs_edit through the kernel (and a
+#                                     second process) vs server-filesystem, watch latency,
+#                                     startup on 20,000 files, RSS with 1,000 blocks,
+#                                     1 MB reconcile; JSON lines, one per measurement
 # A suite is bench/<name>.sh when that exists, else the binary weft_<name>_bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -11,6 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
+import { makeText, median, processCpuMs, throughput, warmUp } from './bench_util.mjs';
+
 const here = path.dirname(fileURLToPath(import.meta.url));
 const weft = process.argv[2];
 const quick = process.argv.includes('--quick');
@@ -22,30 +24,12 @@ const WARM_CALLS = quick ? 20 : 200;
 const CONCURRENCY = 8;
 const GREP_FILES = 20_000;
 
-function makeText(bytes) {
-  const lines = [];
-  let size = 0;
-  for (let i = 0; size < bytes; ++i) {
-    const line = `line ${i}: the quick brown fox jumps over the lazy dog ${i * 7919 % 1000}`;
-    lines.push(line);
-    size += line.length + 1;
-  }
-  lines[Math.floor(lines.length / 2)] = 'MARKER_0';
-  return lines.join('\n') + '\n';
-}
-
 async function connect(command, args, env = {}) {
   const transport = new StdioClientTransport({ command, args, env: { ...process.env, ...env }, stderr: 'ignore' });
   const client = new Client({ name: 'weft-bench', version: '1.0.0' });
   await client.connect(transport);
   client.serverPid = transport.pid;
   return client;
-}
-
-// CPU milliseconds (user + system) a process has used, from /proc (10 ms ticks).
-function processCpuMs(pid) {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 1000 / 100;
 }
 
 // Calls/s of `total` calls with `concurrency` in flight, plus the CPU each call
@@ -62,25 +46,11 @@ async function measured(client, total, concurrency, fn) {
   };
 }
 
-// Brings the client (one process drives every server) to steady state: V8's
-// JIT and the buffers of the SDK's read path keep improving over the first
-// ~3,000 calls, so each side is called for at least WARM_MS and `minCalls`
-// calls, in even-sized batches (edits toggle back).
-async function warmUp(minCalls, concurrency, fn) {
-  const start = process.hrtime.bigint();
-  let done = 0;
-  const batch = 2 * Math.max(10, Math.ceil(minCalls / 20));
-  while (done < minCalls || Number(process.hrtime.bigint() - start) / 1e6 < WARM_MS) {
-    await throughput(batch, concurrency, fn);
-    done += batch;
-  }
-}
-
 // Alternates the sides ({name, call, client}: weft, the peer, optional others)
 // for `rounds` rounds after warming each up (so none pays the client's JIT
 // warm-up) and reports the median of each; `ratio` is weft / peer.
 async function paired(rounds, total, concurrency, sides, warmCalls) {
-  for (const side of sides) await warmUp(warmCalls, concurrency, side.call);
+  for (const side of sides) await warmUp(warmCalls, concurrency, side.call, WARM_MS);
   const runs = sides.map(() => []);
   for (let r = 0; r < rounds; ++r) {
     for (let s = 0; s < sides.length; ++s) {
@@ -99,26 +69,6 @@ async function paired(rounds, total, concurrency, sides, warmCalls) {
     out.cpu_ms_per_call[sides[s].name] = cpu(runs[s]);
   }
   return out;
-}
-
-async function throughput(total, concurrency, fn) {
-  let next = 0;
-  const start = process.hrtime.bigint();
-  async function worker() {
-    while (next < total) {
-      const i = next++;
-      const r = await fn(i);
-      if (r.isError) throw new Error(JSON.stringify(r.content).slice(0, 300));
-    }
-  }
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  return Math.round(total / seconds);
-}
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
 }
 
 async function timeMs(fn) {
