@@ -197,7 +197,7 @@ Result<ChangeOutcome> Kernel::approve(std::string_view id, std::string_view pers
     e->deleted = false;
     if (change.changed) k.record_undo(*e, a.author, change, false);
     WEFT_RETURN_IF_ERROR(k.persist(*e));
-    WEFT_RETURN_IF_ERROR(k.write_block_to_disk(*e, a.author));
+    WEFT_RETURN_IF_ERROR(k.write_block_to_disk(*e));
     out.version = e->block->version();
     out.new_text = e->block->text();
     if (change.changed) k.notify(*e, approver);

@@ -77,8 +77,7 @@ Result<Kernel::Impl::FileText> Kernel::Impl::read_file(const std::string& path) 
   return out;
 }
 
-Status Kernel::Impl::write_block_to_disk(FileEntry& e, const std::string& origin) {
-  std::string text = e.block->text();
+Status Kernel::Impl::write_text(FileEntry& e, std::string_view text) {
   auto written = fs->write_bytes(e.path, text, fs::WriteMode::kOverwrite, true);
   if (!written.ok()) {
     return Status(written.status().code(),
@@ -91,6 +90,13 @@ Status Kernel::Impl::write_block_to_disk(FileEntry& e, const std::string& origin
   disk.hash = source::content_hash(text);
   e.block->mark_synced(disk);
   e.deleted = false;
+  e.writing.reset();
+  e.meta_stale = true;
+  return Status();
+}
+
+Status Kernel::Impl::write_block_to_disk(FileEntry& e) {
+  WEFT_RETURN_IF_ERROR(write_text(e, e.block->text()));
   return persist(e);
 }
 
@@ -112,7 +118,7 @@ Status Kernel::Impl::sync_from_disk(FileEntry& e) {
   if (have_block && known.same_stat(now) && !e.deleted) {
     // Unchanged on disk; a block ahead of its file (a crash between commit
     // and write) is written now.
-    if (e.block->ahead_of_disk() && e.frozen.empty()) return write_block_to_disk(e, "system:recover");
+    if (e.block->ahead_of_disk() && e.frozen.empty()) return write_block_to_disk(e);
     return Status();
   }
   WEFT_ASSIGN_OR_RETURN(FileText file, read_file(e.path));
@@ -126,6 +132,16 @@ Status Kernel::Impl::sync_from_disk(FileEntry& e) {
     return Status();
   }
   now.hash = source::content_hash(*file.text);
+  if (have_block && e.writing && now.hash == e.writing->hash &&
+      e.block->version() == e.writing->version) {
+    // The change stored last reached the file (before a crash, or before the
+    // store heard of the write): synced at it.
+    e.block->mark_synced(now);
+    e.writing.reset();
+    e.deleted = false;
+    e.frozen.clear();
+    return persist(e);
+  }
   source::Attribution disk_origin{std::string(source::kDiskOrigin), "changed on disk", {}};
   if (!have_block) {
     disk_origin.what = "initial content";
@@ -144,7 +160,7 @@ Status Kernel::Impl::sync_from_disk(FileEntry& e) {
   e.deleted = false;
   if (!was_deleted && !was_frozen && now.hash == known.hash) {
     // Same bytes (a touch, or weft's own write seen again): only the stat moved.
-    if (e.block->ahead_of_disk()) return write_block_to_disk(e, "system:recover");
+    if (e.block->ahead_of_disk()) return write_block_to_disk(e);
     e.block->mark_synced(now);
     return persist(e);
   }
@@ -176,7 +192,7 @@ Status Kernel::Impl::sync_from_disk(FileEntry& e) {
     if (!added.ok()) log("kernel: " + std::string(added.status().message()));
   }
   WEFT_RETURN_IF_ERROR(persist(e));
-  if (r.write_file) WEFT_RETURN_IF_ERROR(write_block_to_disk(e, disk_origin.origin));
+  if (r.write_file) WEFT_RETURN_IF_ERROR(write_block_to_disk(e));
   if (r.action != source::ReconcileResult::Action::kNone) notify(e, disk_origin.origin);
   return Status();
 }

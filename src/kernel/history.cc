@@ -113,7 +113,7 @@ Result<ChangeOutcome> undo_or_redo(Kernel& kernel, Kernel::Impl& k, const std::s
   auto& to = direction == UndoDirection::kUndo ? stacks.redo : stacks.undo;
   if (change.changed) to.push_back({change.before, change.after});
   WEFT_RETURN_IF_ERROR(k.persist(*e));
-  if (change.changed) WEFT_RETURN_IF_ERROR(k.write_block_to_disk(*e, who.origin));
+  if (change.changed) WEFT_RETURN_IF_ERROR(k.write_block_to_disk(*e));
   out.applied = true;
   out.version = e->block->version();
   out.new_text = e->block->text();

@@ -145,6 +145,7 @@ void Kernel::Impl::evict_if_needed() {
     std::unique_lock lock(e->mu, std::try_to_lock);
     if (!lock.owns_lock() || !e->block) continue;
     if (e->block->ahead_of_disk() || e->persisted != e->block->doc().oplog_version()) continue;
+    if (e->meta_stale && !persist(*e).ok()) continue;
     bytes -= std::min(bytes, e->block->text_bytes() * 6 + 4096);
     e->synced_version = e->block->synced_version();
     e->disk = e->block->disk();
@@ -158,11 +159,14 @@ void Kernel::Impl::evict_if_needed() {
 std::string Kernel::Impl::metadata_of(const FileEntry& e) const {
   const source::DiskState& disk = e.block ? e.block->disk() : e.disk;
   Json undo = Json::object();
+  auto newest = [](const std::vector<UndoStep>& steps) {
+    Json out = Json::array();
+    size_t from = steps.size() > kMaxStoredUndoEntries ? steps.size() - kMaxStoredUndoEntries : 0;
+    for (size_t i = from; i < steps.size(); ++i) out.push_back({steps[i].before, steps[i].after});
+    return out;
+  };
   for (const auto& [author, stacks] : e.undo) {
-    Json u = Json::array(), r = Json::array();
-    for (const auto& s : stacks.undo) u.push_back({s.before, s.after});
-    for (const auto& s : stacks.redo) r.push_back({s.before, s.after});
-    undo[author] = {{"undo", u}, {"redo", r}};
+    undo[author] = {{"undo", newest(stacks.undo)}, {"redo", newest(stacks.redo)}};
   }
   Json meta = {{"kind", "file"},
                {"path", e.path},
@@ -175,6 +179,7 @@ std::string Kernel::Impl::metadata_of(const FileEntry& e) const {
                {"frozen", e.frozen},
                {"deleted", e.deleted},
                {"undo", undo}};
+  if (e.writing) meta["writing"] = {{"version", e.writing->version}, {"hash", e.writing->hash}};
   return meta.dump();
 }
 
@@ -193,6 +198,11 @@ Status Kernel::Impl::read_metadata(FileEntry& e, const std::string& metadata_jso
     e.disk.mtime_ns = d.value("mtime_ns", int64_t{0});
     e.disk.inode = d.value("inode", uint64_t{0});
     e.frozen = meta.value("frozen", std::string());
+    e.writing.reset();
+    if (meta.contains("writing") && meta["writing"].is_object()) {
+      e.writing = FileEntry::Writing{meta["writing"].value("version", std::string()),
+                                     meta["writing"].value("hash", std::string())};
+    }
     e.deleted = meta.value("deleted", false);
     e.undo.clear();
     if (meta.contains("undo") && meta["undo"].is_object()) {
@@ -234,6 +244,12 @@ Status Kernel::Impl::ensure_loaded(FileEntry& e) {
 }
 
 Status Kernel::Impl::persist(FileEntry& e) {
+  WEFT_RETURN_IF_ERROR(persist_now(e));
+  e.meta_stale = false;
+  return Status();
+}
+
+Status Kernel::Impl::persist_now(FileEntry& e) {
   std::string meta = metadata_of(e);
   if (!e.block) {
     if (e.store_id.empty()) return Status();
@@ -283,6 +299,14 @@ Kernel::Kernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Kernel::~Kernel() {
   if (impl_->watcher) impl_->watcher->stop();
+  // What the files hold now, for the next start.
+  std::lock_guard index(impl_->index_mu);
+  for (auto& [path, e] : impl_->files) {
+    std::lock_guard lock(e->mu);
+    if (!e->meta_stale) continue;
+    Status s = impl_->persist(*e);
+    if (!s.ok()) impl_->log("kernel: '" + path + "': " + std::string(s.message()));
+  }
 }
 
 Result<std::unique_ptr<Kernel>> Kernel::open(std::shared_ptr<fs::Filesystem> fs,
@@ -471,11 +495,12 @@ Result<ChangeOutcome> Kernel::change_text(std::string_view path_view,
     e->frozen.clear();
     e->deleted = false;
     if (change.changed) k.record_undo(*e, who.origin, change, false);
-    // Committed, persisted, and only then written to the file.
+    // Committed, stored (with what the file is about to hold), and only then
+    // written to the file: one store transaction per change.
+    bool write = change.changed || e->block->ahead_of_disk() || out.created;
+    if (write) e->writing = FileEntry::Writing{e->block->version(), source::content_hash(new_text)};
     WEFT_RETURN_IF_ERROR(k.persist(*e));
-    if (change.changed || e->block->ahead_of_disk() || out.created) {
-      WEFT_RETURN_IF_ERROR(k.write_block_to_disk(*e, who.origin));
-    }
+    if (write) WEFT_RETURN_IF_ERROR(k.write_text(*e, new_text));
     out.applied = true;
     out.version = e->block->version();
     out.new_text = std::move(new_text);

@@ -27,6 +27,8 @@ inline constexpr std::string_view kWorkspaceOwner = "workspace";
 inline constexpr std::string_view kApprovalPrefix = "approval:";
 // Undo entries kept per author and file.
 inline constexpr size_t kMaxUndoEntries = 100;
+// Of those, the newest ones kept in the store with every change.
+inline constexpr size_t kMaxStoredUndoEntries = 32;
 
 // One change an author can undo: the versions before and after it.
 struct UndoStep {
@@ -50,6 +52,18 @@ struct FileEntry {
   std::string frozen;                 // why the block takes no changes
   bool deleted = false;               // the file is gone; the history stays
   std::map<std::string, UndoStacks> undo;  // by author (origin)
+  // A change committed and stored but maybe not yet in the file: its version
+  // and the hash of its text. Stored with the change, so that a start after a
+  // crash tells a file that got the change (hash equal) from one that did not.
+  struct Writing {
+    std::string version;
+    std::string hash;
+  };
+  std::optional<Writing> writing;
+  // The synced version and disk state in memory are newer than the stored
+  // ones (a change's write to the file records them here only; the next
+  // store write, an eviction or the kernel's end stores them).
+  bool meta_stale = false;
   uint64_t updates_since_snapshot = 0;
   std::atomic<uint64_t> last_used{0};  // the index's clock at the last use (LRU)
   bool known_in_store = false;  // looked up in the store already
@@ -114,7 +128,10 @@ struct Kernel::Impl {
 
   // ---- persistence (kernel.cc). Callers hold e.mu.
   Status ensure_loaded(FileEntry& e);
+  // Stores what changed of the block since the last time (its new history
+  // and its metadata) in one transaction.
   Status persist(FileEntry& e);
+  Status persist_now(FileEntry& e);
   std::string metadata_of(const FileEntry& e) const;
   Status read_metadata(FileEntry& e, const std::string& metadata_json);
 
@@ -124,8 +141,12 @@ struct Kernel::Impl {
   // marks it deleted when the file is gone. kFailedPrecondition for a path
   // that is a symlink, FIFO, socket or device.
   Status sync_from_disk(FileEntry& e);
-  // Writes the block's text to the file atomically and records the disk state.
-  Status write_block_to_disk(FileEntry& e, const std::string& origin);
+  // Writes the block's text to the file atomically, records the disk state
+  // and stores it.
+  Status write_block_to_disk(FileEntry& e);
+  // Writes `text`, which is the block's text, to the file atomically and
+  // records the disk state in memory only (meta_stale).
+  Status write_text(FileEntry& e, std::string_view text);
   // The file's metadata now (size -1 when absent); kFailedPrecondition for a
   // non-regular file (named in the message), kUnavailable for a stat error.
   Result<source::DiskState> stat_file(const std::string& path, bool* is_dir) const;
