@@ -7,8 +7,12 @@ namespace weft::source::internal {
 
 using Kind = FileChange::Kind;
 
-Coalescer::Coalescer(Clock::duration quiet, Clock::duration max_delay, size_t max_pending)
-    : quiet_(quiet), max_delay_(std::max(max_delay, quiet)), max_pending_(std::max<size_t>(max_pending, 1)) {}
+Coalescer::Coalescer(Clock::duration quiet, Clock::duration max_delay,
+                     Clock::duration max_open_delay, size_t max_pending)
+    : quiet_(quiet),
+      max_delay_(std::max(max_delay, quiet)),
+      max_open_delay_(std::max(max_open_delay, max_delay_)),
+      max_pending_(std::max<size_t>(max_pending, 1)) {}
 
 void Coalescer::check_bound(TimePoint now) {
   if (order_.size() >= max_pending_) rescan(now);
@@ -109,6 +113,7 @@ void Coalescer::created(const std::string& path, bool is_dir, TimePoint now) {
     e.fresh_content = true;
   }
   e.is_dir = is_dir;
+  e.open = false;  // a new file (or one moved in): not what a writer had open
 }
 
 void Coalescer::changed(const std::string& path, bool is_dir, TimePoint now) {
@@ -119,6 +124,20 @@ void Coalescer::changed(const std::string& path, bool is_dir, TimePoint now) {
   }
   e.modified = true;
   e.is_dir = is_dir;
+}
+
+void Coalescer::written(const std::string& path, TimePoint now) {
+  changed(path, false, now);
+  entries_.at(path).open = true;
+}
+
+void Coalescer::closed(const std::string& path, TimePoint now) {
+  changed(path, false, now);
+  Entry& e = entries_.at(path);
+  if (!e.open) return;
+  e.open = false;
+  e.was_open = true;
+  e.closed_at = now;
 }
 
 void Coalescer::deleted(const std::string& path, bool is_dir, TimePoint now) {
@@ -132,6 +151,7 @@ void Coalescer::deleted(const std::string& path, bool is_dir, TimePoint now) {
   e.fresh_content = false;
   e.modified = false;
   e.is_dir = is_dir;
+  e.open = false;
 }
 
 void Coalescer::moved_from(const std::string& path, bool is_dir, uint32_t cookie, TimePoint now) {
@@ -146,10 +166,12 @@ void Coalescer::moved_from(const std::string& path, bool is_dir, uint32_t cookie
   // A directory's rename is always kept: the receiver may know paths under
   // it (renamed into it) even when the directory itself is new.
   const bool original = e.exists && !e.fresh_content;
-  cookies_[cookie] = Carry{e.id, original || is_dir, e.modified, is_dir, e.exists && !original};
+  cookies_[cookie] =
+      Carry{e.id, original || is_dir, e.modified, is_dir, e.exists && !original, e.open};
   e.exists = false;
   e.fresh_content = false;
   e.modified = false;
+  e.open = false;
   e.is_dir = is_dir;
   e.awaiting = true;
   e.cookie = cookie;
@@ -175,6 +197,7 @@ bool Coalescer::moved_to(const std::string& path, bool is_dir, uint32_t cookie, 
       s.exists = true;
       s.fresh_content = !carry.original;
       s.modified = carry.modified;
+      s.open = carry.open;
       return true;
     }
   }
@@ -193,6 +216,7 @@ bool Coalescer::moved_to(const std::string& path, bool is_dir, uint32_t cookie, 
     d.modified = carry.modified;
     d.is_dir = carry.is_dir;
     d.fresh_content = carry.fresh;  // a new directory: kCreated after the rename
+    d.open = carry.open;             // a file renamed while written: held until closed
   } else {
     // Content made in the window (a temp file): it simply appears at `path`.
     Entry& d = touch_for_content(path, Before::kUnknown, now);
@@ -200,6 +224,7 @@ bool Coalescer::moved_to(const std::string& path, bool is_dir, uint32_t cookie, 
     d.fresh_content = true;
     d.modified = true;
     d.is_dir = carry.is_dir;
+    d.open = carry.open;
   }
   if (carry.is_dir || is_dir) rekey_children(source, path);
   return true;
@@ -240,7 +265,13 @@ void Coalescer::rescan(TimePoint now) {
 }
 
 Coalescer::TimePoint Coalescer::deadline(const Entry& e) const {
-  return std::min(e.last + quiet_, e.first + max_delay_);
+  const TimePoint open_cap = e.first + max_open_delay_;
+  if (e.open) return open_cap;
+  TimePoint cap = e.first + max_delay_;
+  // A write that took longer than max_delay still gets its quiet period
+  // after the close (a temp file closed, then renamed over its target).
+  if (e.was_open) cap = std::min(std::max(cap, e.closed_at + quiet_), open_cap);
+  return std::min(e.last + quiet_, cap);
 }
 
 void Coalescer::emit(const std::string& path, const Entry& e, std::vector<FileChange>* out) const {
@@ -269,17 +300,23 @@ Coalescer::Due Coalescer::take_due(TimePoint now) {
     out.changes.push_back(FileChange{Kind::kRescan, "", "", false});
     rescan_ = false;
   }
-  for (auto it = order_.begin(); it != order_.end() && it->first <= cutoff; it = order_.erase(it)) {
+  for (auto it = order_.begin(); it != order_.end() && it->first <= cutoff;) {
     Slot& slot = it->second;
     if (slot.is_sealed) {
       for (auto& change : slot.sealed) out.changes.push_back(std::move(change));
+      it = order_.erase(it);
       continue;
     }
     auto entry = entries_.find(slot.path);
+    if (held(entry->second, now)) {  // a file being written keeps its place
+      ++it;
+      continue;
+    }
     expire(entry->second);
     emit(slot.path, entry->second, &out.changes);
     by_id_.erase(entry->second.id);
     entries_.erase(entry);
+    it = order_.erase(it);
   }
   out.moved_out = std::move(moved_out_);
   moved_out_.clear();

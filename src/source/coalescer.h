@@ -1,10 +1,14 @@
 // Coalescer: turns the Watcher's stream of per-path events (created, changed,
 // deleted, moved from/to by cookie) into batches of FileChange, holding each
 // path until it has been quiet for `quiet` (at most `max_delay` after its
-// first event). One entry per path tells the net effect since the path's
-// window began, so a write burst is one kChanged, and a file created in the
-// window (a temp file) then renamed over "x" is one kChanged of "x" with
-// nothing about the temp file.
+// first event). A file being written (written() without a later closed())
+// is held longer: until `quiet` after its close, at most `max_open_delay`
+// after its first event, so a slow rewrite (truncate ... write ... close) is
+// one change of the finished file, and a file kept open (a log) is still
+// told about now and then. One entry per path tells the net effect since the
+// path's window began, so a write burst is one kChanged, and a file created
+// in the window (a temp file) then renamed over "x" is one kChanged of "x"
+// with nothing about the temp file.
 //
 // A rename of a path that existed before its window is kept as a kRenamed
 // at the place it happened in the stream; the destination's later changes
@@ -14,7 +18,11 @@
 // kChanged/kCreated read the disk; kDeleted forgets) stays right.
 //
 // Order: a batch is always a prefix, in order of first appearance, of what is
-// pending: a path that is due takes every older one with it.
+// pending: a path that is due takes every older one with it, except a file
+// still being written, which stays pending in its place. That is safe
+// because such an entry only says "read this file": every later event on
+// its path, or a rename or loss of a directory above it, goes through the
+// entry itself (moves it, fixes it in place, or drops it).
 //
 // Memory: at most `max_pending` pending paths and renames; past that they are
 // all dropped for one kRescan.
@@ -41,10 +49,17 @@ class Coalescer {
   using Clock = std::chrono::steady_clock;
   using TimePoint = Clock::time_point;
 
-  Coalescer(Clock::duration quiet, Clock::duration max_delay, size_t max_pending);
+  Coalescer(Clock::duration quiet, Clock::duration max_delay, Clock::duration max_open_delay,
+            size_t max_pending);
 
   void created(const std::string& path, bool is_dir, TimePoint now);
+  // Content or metadata changed (IN_ATTRIB): held only for the quiet period.
   void changed(const std::string& path, bool is_dir, TimePoint now);
+  // A file's content was written or truncated (IN_MODIFY): it is held until
+  // closed() (or max_open_delay).
+  void written(const std::string& path, TimePoint now);
+  // A writer closed the file (IN_CLOSE_WRITE): due `quiet` from now.
+  void closed(const std::string& path, TimePoint now);
   void deleted(const std::string& path, bool is_dir, TimePoint now);
   // `path` left by a rename; moved_to with the same cookie completes it.
   void moved_from(const std::string& path, bool is_dir, uint32_t cookie, TimePoint now);
@@ -82,6 +97,9 @@ class Coalescer {
     bool fresh_content = false;  // what is there now was made in the window
     bool modified = false;       // content changed (own, or carried by a rename)
     bool awaiting = false;       // moved_from seen, moved_to not yet
+    bool open = false;           // written, not closed since
+    bool was_open = false;       // a write was closed in the window, at `closed_at`
+    TimePoint closed_at;
     uint32_t cookie = 0;
   };
   struct Carry {  // what a moved_from took away, until its moved_to
@@ -90,6 +108,7 @@ class Coalescer {
     bool modified = false;
     bool is_dir = false;
     bool fresh = false;  // a directory made in the window
+    bool open = false;   // a file still being written
   };
   struct Slot {  // one place in the order: an entry, or renames already fixed
     bool is_sealed = false;
@@ -117,9 +136,11 @@ class Coalescer {
   void rekey_children(const std::string& from, const std::string& to);
   void check_bound(TimePoint now);
   TimePoint deadline(const Entry& e) const;
+  // An entry for a file still being written, not yet at max_open_delay.
+  bool held(const Entry& e, TimePoint now) const { return e.open && deadline(e) > now; }
   void emit(const std::string& path, const Entry& e, std::vector<FileChange>* out) const;
 
-  Clock::duration quiet_, max_delay_;
+  Clock::duration quiet_, max_delay_, max_open_delay_;
   size_t max_pending_;
   uint64_t next_id_ = 1, next_seq_ = 1;
   std::map<std::string, Entry> entries_;  // by path (prefix ranges for re-keying)

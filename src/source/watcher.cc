@@ -71,7 +71,7 @@ struct Watcher::Impl {
         options(std::move(opts)),
         callback(std::move(cb)),
         limits(lim),
-        coalescer(options.quiet, options.max_delay, limits.max_pending) {}
+        coalescer(options.quiet, options.max_delay, options.max_open_delay, limits.max_pending) {}
   ~Impl() {
     if (inotify_fd >= 0) ::close(inotify_fd);
     if (stop_fd >= 0) ::close(stop_fd);
@@ -310,8 +310,12 @@ void Watcher::Impl::handle(const inotify_event& event, Clock::time_point now) {
     if (added.wd >= 0) scan(path, added.wd, !paired, now);
     return;
   }
-  if (mask & (IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB)) {
-    if (!is_dir) coalescer.changed(path, false, now);
+  if (is_dir) return;
+  if (mask & IN_MODIFY) coalescer.written(path, now);
+  if (mask & IN_CLOSE_WRITE) {
+    coalescer.closed(path, now);
+  } else if (mask & IN_ATTRIB) {
+    coalescer.changed(path, false, now);
   }
 }
 
@@ -426,8 +430,10 @@ Result<std::unique_ptr<Watcher>> Watcher::Impl::launch(const std::string& root_a
                                                        internal::WatcherLimits limits) {
   if (root_arg.empty()) return invalid_argument("the watch root is empty; give a directory");
   if (!callback) return invalid_argument("the watcher needs a callback for the changes");
-  if (options.quiet.count() < 0 || options.max_delay.count() < 0) {
-    return invalid_argument("the watcher's quiet period and max delay must not be negative");
+  if (options.quiet.count() < 0 || options.max_delay.count() < 0 ||
+      options.max_open_delay.count() < 0) {
+    return invalid_argument(
+        "the watcher's quiet period, max delay and max open delay must not be negative");
   }
   std::string root = root_arg;
   while (root.size() > 1 && root.back() == '/') root.pop_back();

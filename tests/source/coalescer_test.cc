@@ -4,6 +4,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -22,7 +23,9 @@ TimePoint at(int ms) { return kT0 + milliseconds(ms); }
 
 using weft::source::testing::show;
 
-Coalescer make() { return Coalescer(milliseconds(5), milliseconds(50), 100000); }
+Coalescer make() {
+  return Coalescer(milliseconds(5), milliseconds(50), milliseconds(1000), 100000);
+}
 
 TEST(CoalescerTest, HoldsUntilQuietThenDelivers) {
   Coalescer c = make();
@@ -139,7 +142,7 @@ TEST(CoalescerTest, DueEntryTakesOlderOnesAlongInOrder) {
 }
 
 TEST(CoalescerTest, PendingBoundDropsEverythingForOneRescan) {
-  Coalescer c(milliseconds(5), milliseconds(50), 10);
+  Coalescer c(milliseconds(5), milliseconds(50), milliseconds(1000), 10);
   c.moved_from("gone", false, 2, at(0));
   for (int i = 0; i < 25; ++i) c.created(std::string("f").append(std::to_string(i)), false, at(0));
   EXPECT_LE(c.pending(), 11u);
@@ -160,14 +163,138 @@ TEST(CoalescerTest, RescanComesFirstAndOnce) {
   EXPECT_EQ(show(due.changes), "rescan ; changed b; ");
 }
 
+TEST(CoalescerTest, WriteAndCloseIsDueAQuietPeriodAfterTheClose) {
+  Coalescer c = make();
+  c.written("f", at(0));
+  c.closed("f", at(1));
+  ASSERT_TRUE(c.next_deadline().has_value());
+  EXPECT_EQ(*c.next_deadline(), at(6));
+  EXPECT_TRUE(c.take_due(at(5)).changes.empty());
+  EXPECT_EQ(show(c.take_due(at(6)).changes), "changed f; ");
+}
+
+TEST(CoalescerTest, SlowRewriteIsHeldUntilClosed) {
+  Coalescer c = make();
+  c.written("f", at(0));  // open with O_TRUNC: the file is empty now
+  ASSERT_TRUE(c.next_deadline().has_value());
+  EXPECT_EQ(*c.next_deadline(), at(1000));
+  EXPECT_TRUE(c.take_due(at(5)).changes.empty());
+  EXPECT_TRUE(c.take_due(at(60)).changes.empty());  // past max_delay too
+  c.written("f", at(200));
+  EXPECT_TRUE(c.take_due(at(300)).changes.empty());
+  c.closed("f", at(300));
+  EXPECT_EQ(*c.next_deadline(), at(305));
+  EXPECT_TRUE(c.take_due(at(304)).changes.empty());
+  EXPECT_EQ(show(c.take_due(at(305)).changes), "changed f; ");
+  EXPECT_EQ(c.pending(), 0u);
+}
+
+TEST(CoalescerTest, NewFileWrittenSlowlyIsOneCreated) {
+  Coalescer c = make();
+  c.created("n", false, at(0));
+  c.written("n", at(0));
+  EXPECT_TRUE(c.take_due(at(100)).changes.empty());
+  c.written("n", at(150));
+  c.closed("n", at(150));
+  EXPECT_EQ(show(c.take_due(at(155)).changes), "created n; ");
+}
+
+TEST(CoalescerTest, FileKeptOpenIsReportedOncePerMaxOpenDelay) {
+  Coalescer c = make();
+  std::vector<int> delivered;
+  for (int t = 0; t <= 2000; t += 50) {
+    c.written("log", at(t));
+    if (!c.take_due(at(t)).changes.empty()) delivered.push_back(t);
+  }
+  for (int t = 2001; t <= 3100; ++t) {
+    if (!c.take_due(at(t)).changes.empty()) delivered.push_back(t);
+  }
+  // First event at 0: out at 1000; the next window starts at 1050.
+  EXPECT_EQ(delivered, (std::vector<int>{1000, 2050}));
+  EXPECT_EQ(c.pending(), 0u);
+}
+
+TEST(CoalescerTest, CloseAfterMaxOpenDelayIsDueAtOnce) {
+  Coalescer c = make();
+  c.written("f", at(0));
+  c.closed("f", at(998));
+  EXPECT_EQ(*c.next_deadline(), at(1000));  // not 1003
+  EXPECT_EQ(show(c.take_due(at(1000)).changes), "changed f; ");
+}
+
+TEST(CoalescerTest, AttribOnlyKeepsMaxDelay) {
+  Coalescer c = make();
+  for (int t = 0; t < 49; t += 3) c.changed("a", false, at(t));
+  EXPECT_EQ(*c.next_deadline(), at(50));
+  EXPECT_EQ(show(c.take_due(at(50)).changes), "changed a; ");
+}
+
+TEST(CoalescerTest, FileBeingWrittenIsNotTakenAlongByNewerOnes) {
+  Coalescer c = make();
+  c.written("slow", at(0));
+  c.written("quick", at(1));
+  c.closed("quick", at(1));
+  c.deleted("gone", false, at(2));
+  EXPECT_EQ(show(c.take_due(at(7)).changes), "changed quick; deleted gone; ");
+  EXPECT_EQ(c.pending(), 1u);
+  c.closed("slow", at(100));
+  EXPECT_EQ(show(c.take_due(at(105)).changes), "changed slow; ");
+}
+
+TEST(CoalescerTest, FileRenamedWhileWrittenIsHeldUntilClosed) {
+  Coalescer c = make();
+  c.created("x.tmp", false, at(0));
+  c.written("x.tmp", at(0));
+  c.moved_from("x.tmp", false, 7, at(10));
+  EXPECT_TRUE(c.moved_to("x", false, 7, at(10)));
+  EXPECT_TRUE(c.take_due(at(100)).changes.empty());
+  c.closed("x", at(120));
+  EXPECT_EQ(show(c.take_due(at(125)).changes), "changed x; ");
+}
+
+TEST(CoalescerTest, FileDeletedWhileWrittenIsNotHeld) {
+  Coalescer c = make();
+  c.written("f", at(0));
+  c.deleted("f", false, at(10));
+  EXPECT_EQ(show(c.take_due(at(15)).changes), "deleted f; ");
+}
+
+TEST(CoalescerTest, DirectoryMovedOutAboveAFileBeingWritten) {
+  Coalescer c = make();
+  c.written("d/f", at(0));
+  c.moved_from("d", true, 5, at(1));
+  // The directory's loss is told when due; the file's entry (fixed where it
+  // was) follows, and says only "read d/f", which is gone.
+  auto due = c.take_due(at(6));
+  EXPECT_EQ(due.moved_out, std::vector<uint32_t>{5});
+  std::string all = show(due.changes) + show(c.take_due(at(1000)).changes);
+  EXPECT_EQ(all, "deleted d/; changed d/f; ");
+  EXPECT_EQ(c.pending(), 0u);
+}
+
 // ---- Property: a receiver applying every batch in order ends up knowing
 // exactly what is on the disk, whatever the events and their timing.
 
 struct Model {
   std::map<std::string, int> files;  // path -> content version
   std::set<std::string> dirs{"A", "B", "C"};
+  std::set<std::string> open;  // files a writer has open (written, not closed)
   int version = 0;
 };
+
+// Moves the open files under directory `from`/ to `to`/ (or forgets them).
+void move_open(std::set<std::string>* open, const std::string& from, const std::string* to) {
+  std::set<std::string> moved;
+  for (auto it = open->begin(); it != open->end();) {
+    if (it->rfind(from + "/", 0) == 0) {
+      if (to) moved.insert(*to + it->substr(from.size()));
+      it = open->erase(it);
+    } else {
+      ++it;
+    }
+  }
+  open->insert(moved.begin(), moved.end());
+}
 
 // What a receiver knows: file path -> version read from the disk.
 void apply(const std::vector<FileChange>& changes, const Model& disk,
@@ -223,7 +350,7 @@ RC_GTEST_PROP(CoalescerProperty, ReceiverConvergesToTheDisk, ()) {
     for (const auto& n : {"x", "y"}) disk.files[d + n] = ++disk.version;
   }
   std::map<std::string, int> known = disk.files;
-  Coalescer c(milliseconds(5), milliseconds(50), 100000);
+  Coalescer c(milliseconds(5), milliseconds(50), milliseconds(1000), 100000);
   int now = 0;
   uint32_t cookie = 100;
   const int steps = *rc::gen::inRange(1, 60);
@@ -235,21 +362,42 @@ RC_GTEST_PROP(CoalescerProperty, ReceiverConvergesToTheDisk, ()) {
       std::string d = *rc::gen::elementOf(dir_list);
       return (d.empty() ? "" : d + "/") + *rc::gen::elementOf(names);
     };
-    const int op = *rc::gen::inRange(0, 10);
+    const int op = *rc::gen::inRange(0, 12);
     std::string p = pick_path();
     bool is_file = disk.files.count(p) == 1;
     switch (op) {
-      case 0:  // create or write
-      case 1:
-        RC_LOG() << now << " write " << p << "\n";
+      case 0:  // create or write, and close
+        RC_LOG() << now << " write+close " << p << "\n";
+        if (!is_file) c.created(p, false, at(now));
+        disk.files[p] = ++disk.version;
+        c.written(p, at(now));
+        c.closed(p, at(now));
+        break;
+      case 1:  // content changed without a write (mmap) or metadata
+        RC_LOG() << now << " touch " << p << "\n";
         if (!is_file) c.created(p, false, at(now));
         disk.files[p] = ++disk.version;
         c.changed(p, false, at(now));
+        break;
+      case 10:  // create or write, left open
+        RC_LOG() << now << " write-open " << p << "\n";
+        if (!is_file) c.created(p, false, at(now));
+        disk.files[p] = ++disk.version;
+        c.written(p, at(now));
+        disk.open.insert(p);
+        break;
+      case 11:  // a writer closes its file
+        if (disk.open.empty()) break;
+        p = *rc::gen::elementOf(std::vector<std::string>(disk.open.begin(), disk.open.end()));
+        RC_LOG() << now << " close " << p << "\n";
+        disk.open.erase(p);
+        c.closed(p, at(now));
         break;
       case 2:  // delete
         if (is_file) {
           RC_LOG() << now << " rm " << p << "\n";
           disk.files.erase(p);
+          disk.open.erase(p);  // the writer's later events are not reported (IN_EXCL_UNLINK)
           c.deleted(p, false, at(now));
         }
         break;
@@ -258,6 +406,8 @@ RC_GTEST_PROP(CoalescerProperty, ReceiverConvergesToTheDisk, ()) {
         if (!is_file || q == p) break;
         disk.files[q] = disk.files[p];
         disk.files.erase(p);
+        disk.open.erase(q);
+        if (disk.open.erase(p)) disk.open.insert(q);
         RC_LOG() << now << " mv " << p << " " << q << "\n";
         c.moved_from(p, false, ++cookie, at(now));
         c.moved_to(q, false, cookie, at(now));
@@ -267,6 +417,7 @@ RC_GTEST_PROP(CoalescerProperty, ReceiverConvergesToTheDisk, ()) {
         if (!is_file) break;
         RC_LOG() << now << " mv-out " << p << "\n";
         disk.files.erase(p);
+        disk.open.erase(p);
         c.moved_from(p, false, ++cookie, at(now));
         break;
       case 5: {  // rename a directory to a fresh name
@@ -286,6 +437,7 @@ RC_GTEST_PROP(CoalescerProperty, ReceiverConvergesToTheDisk, ()) {
         disk.files.insert(moved.begin(), moved.end());
         disk.dirs.erase(from);
         disk.dirs.insert(to);
+        move_open(&disk.open, from, &to);
         c.moved_from(from, true, ++cookie, at(now));
         c.moved_to(to, true, cookie, at(now));
         break;
@@ -314,6 +466,7 @@ RC_GTEST_PROP(CoalescerProperty, ReceiverConvergesToTheDisk, ()) {
           }
         }
         disk.dirs.erase(d);
+        move_open(&disk.open, d, nullptr);
         if (op == 8) {
           c.moved_from(d, true, ++cookie, at(now));
         } else {
@@ -329,11 +482,80 @@ RC_GTEST_PROP(CoalescerProperty, ReceiverConvergesToTheDisk, ()) {
       }
     }
   }
-  auto last = c.take_due(at(now + 1000)).changes;
+  auto last = c.take_due(at(now + 2000)).changes;
   RC_LOG() << "last batch: " << show(last) << "\n";
   apply(last, disk, &known);
   RC_ASSERT(c.pending() == 0u);
   RC_ASSERT(known == disk.files);
+}
+
+// ---- Property: a file written since it was last told is not told again
+// before its writer closes it (unless max_open_delay has passed since its
+// first event), and nothing stays pending past its time.
+RC_GTEST_PROP(CoalescerProperty, FileBeingWrittenIsHeldButNotForever, ()) {
+  constexpr int kQuiet = 5, kMaxOpen = 1000;
+  Coalescer c(milliseconds(kQuiet), milliseconds(50), milliseconds(kMaxOpen), 100000);
+  struct PathState {
+    bool open = false;         // a writer has it open
+    bool held = false;         // written since last told, not closed since
+    std::optional<int> since;  // first event not yet told
+    int last = 0;
+  };
+  std::map<std::string, PathState> paths;
+  int now = 0;
+  auto touch = [&](PathState& s) {
+    if (!s.since) s.since = now;
+    s.last = now;
+  };
+  const int steps = *rc::gen::inRange(1, 80);
+  for (int step = 0; step < steps; ++step) {
+    now += *rc::gen::elementOf(std::vector<int>{0, 1, 3, 6, 40, 200, 700});
+    const std::string p = *rc::gen::elementOf(std::vector<std::string>{"a", "b", "c"});
+    PathState& s = paths[p];
+    const int op = *rc::gen::inRange(0, 5);
+    switch (op) {
+      case 0:
+        RC_LOG() << now << " write-open " << p << "\n";
+        c.written(p, at(now));
+        s.open = s.held = true;
+        touch(s);
+        break;
+      case 1:  // the writer closes it
+      case 2:  // or writes once more and closes it
+        if (!s.open && op == 1) break;
+        RC_LOG() << now << (op == 1 ? " close " : " write+close ") << p << "\n";
+        if (op == 2) c.written(p, at(now));
+        c.closed(p, at(now));
+        s.open = s.held = false;
+        touch(s);
+        break;
+      case 3:
+        RC_LOG() << now << " attrib " << p << "\n";
+        c.changed(p, false, at(now));
+        touch(s);
+        break;
+      case 4: {
+        auto changes = c.take_due(at(now)).changes;
+        RC_LOG() << now << " batch: " << show(changes) << "\n";
+        for (const auto& change : changes) {
+          PathState& told = paths[change.path];
+          RC_ASSERT(told.since.has_value());
+          RC_ASSERT(!told.held || now >= *told.since + kMaxOpen);
+          told.since.reset();
+          told.held = false;
+        }
+        for (const auto& [path, state] : paths) {
+          if (!state.since) continue;
+          if (state.held) {
+            RC_ASSERT(now < *state.since + kMaxOpen);
+          } else {
+            RC_ASSERT(now < state.last + kQuiet);
+          }
+        }
+        break;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -280,6 +280,53 @@ TEST_F(WatcherTest, BurstOfWritesIsOneChange) {
   EXPECT_EQ(show(collector_.settled()), "changed burst.txt; ");
 }
 
+TEST_F(WatcherTest, SlowRewriteIsOneChangeAfterTheClose) {
+  // open(O_TRUNC), a pause, write, close (a busy writer): the empty file must
+  // not be told, and a file being written must not hold back other paths.
+  write_file(root() / "f.txt", "old content");
+  start();
+  int fd = ::open((root() / "f.txt").c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  write_file(root() / "other.txt", "x");
+  ASSERT_TRUE(collector_.wait_seen("other.txt")) << show(collector_.changes());
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(count_path(collector_.changes(), "f.txt"), 0u) << show(collector_.changes());
+  collector_.clear();
+  const std::string text = "new content";
+  ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(count_path(collector_.changes(), "f.txt"), 0u) << show(collector_.changes());
+  ::close(fd);
+  ASSERT_TRUE(collector_.wait_seen("f.txt")) << show(collector_.changes());
+  EXPECT_EQ(show(collector_.settled()), "changed f.txt; ");
+}
+
+TEST_F(WatcherTest, FileKeptOpenIsStillReported) {
+  // A writer that never closes (a log): told about now and then, at most
+  // about once per max_open_delay, and once more when it closes.
+  using Clock = std::chrono::steady_clock;
+  write_file(root() / "log.txt", "");
+  WatcherOptions options;
+  options.max_open_delay = 500ms;
+  start(options);
+  int fd = ::open((root() / "log.txt").c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  const auto begin = Clock::now();
+  for (int i = 0; Clock::now() - begin < 2s; ++i) {
+    std::string line = numbered("line ", i) + "\n";
+    ASSERT_EQ(::write(fd, line.data(), line.size()), static_cast<ssize_t>(line.size()));
+    std::this_thread::sleep_for(50ms);
+  }
+  const size_t while_open = count_path(collector_.changes(), "log.txt");
+  EXPECT_GE(while_open, 2u) << show(collector_.changes());  // near 0.5, 1, 1.5 s
+  EXPECT_LE(while_open, 5u) << show(collector_.changes());  // not once per write (40)
+  ::close(fd);
+  ASSERT_TRUE(collector_.wait_for([&](const Changes& c) {
+    return count_path(c, "log.txt") > while_open;
+  })) << show(collector_.changes());
+  EXPECT_LE(count_path(collector_.settled(), "log.txt"), while_open + 2);
+}
+
 TEST_F(WatcherTest, NewDirectoriesAreWatchedAndScanned) {
   start();
   fs::create_directories(root() / "a/b/c");
@@ -544,6 +591,10 @@ TEST_F(WatcherTest, StartErrors) {
   EXPECT_EQ(no_callback.status().code(), StatusCode::kInvalidArgument);
   auto empty = Watcher::start("", {}, callback);
   EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
+  WatcherOptions negative;
+  negative.max_open_delay = -1ms;
+  auto bad_delay = Watcher::start(root().string(), negative, callback);
+  EXPECT_EQ(bad_delay.status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(WatcherTest, StopJoinsAndNoCallbackAfterIt) {

@@ -3,12 +3,14 @@
 // directories get one as they appear (with a scan of what was created in them
 // before the watch took hold). Events are coalesced per path over a short
 // quiet period, so an editor's write-to-temp-and-rename, or a burst of writes
-// to one file, is delivered as one change of the final path. A rename inside
-// the root pairs IN_MOVED_FROM/IN_MOVED_TO into one kRenamed change (a file,
-// or a whole directory: then `from`/`path` are the directories). Moves in from
-// outside are kCreated, moves out kDeleted. IN_Q_OVERFLOW, or a watch that
-// cannot be added (the inotify watch limit), is reported as one kRescan:
-// the receiver must compare everything it knows with the disk.
+// to one file, is delivered as one change of the final path; a file written
+// to is held until its writer closes it (WatcherOptions::max_open_delay).
+// A rename inside the root pairs IN_MOVED_FROM/IN_MOVED_TO into one kRenamed
+// change (a file, or a whole directory: then `from`/`path` are the
+// directories). Moves in from outside are kCreated, moves out kDeleted.
+// IN_Q_OVERFLOW, or a watch that cannot be added (the inotify watch limit),
+// is reported as one kRescan: the receiver must compare everything it knows
+// with the disk.
 //
 // A batch is in the order the changes happened and is meant to be applied in
 // that order: kRenamed moves what the receiver knows of `from` to `path`
@@ -53,6 +55,14 @@ struct WatcherOptions {
   // temp-and-rename saves), but never longer than max_delay after the first.
   std::chrono::milliseconds quiet{5};
   std::chrono::milliseconds max_delay{50};
+  // A file being written (written to or truncated, not yet closed by the
+  // writer) is held until `quiet` after the close, so a slow rewrite
+  // (truncate, ... write, close) is one change of the finished file, not an
+  // empty or half-written one first. A writer that keeps the file open (a
+  // log appended to forever) is still reported this long after the path's
+  // first event, so at most about once per max_open_delay. Never less than
+  // max_delay.
+  std::chrono::milliseconds max_open_delay{1000};
   // Root-relative paths to leave out (directories are then not watched).
   std::function<bool(const std::string& path, bool is_dir)> ignored;
   // Called on the watcher thread with a message a person can act on (the
