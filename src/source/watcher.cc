@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -37,6 +38,10 @@ constexpr size_t kReadBufferBytes = 64 * 1024;  // room for many events; one nee
 // Reads per wake-up before due changes are delivered, so a flood of events
 // cannot hold back what is already due.
 constexpr int kReadsPerRound = 16;
+// How long a directory found moved (by a scan) waits for its MOVED_FROM.
+// The kernel queues that event just after the rename is visible, so only a
+// preempted renaming thread delays it; past this, events count as lost.
+constexpr std::chrono::seconds kArrivalGrace{1};
 
 std::string join(const std::string& dir, const std::string& name) {
   return dir.empty() ? name : dir + "/" + name;
@@ -83,16 +88,52 @@ struct Watcher::Impl {
   void run();
   void stop();
 
-  struct Added {
-    int wd = -1;
-    bool known = false;  // already watched at this place
+  // How a scan treats what it finds.
+  enum class Scan : uint8_t {
+    kRebuild,  // the tree is being built from scratch: nothing is reported
+    kWatch,    // watch what is there; the receiver already knows it
+    kReport,   // watch it and report everything as created
   };
-  Added add_watch(const std::string& rel, int parent_wd, const std::string& name);
-  // Watches the directories under `rel` (watched as `wd`); with `report`,
-  // tells the coalescer that everything found was created.
-  void scan(const std::string& rel, int wd, bool report, Clock::time_point now);
+  struct Added {
+    enum class State : uint8_t {
+      kFailed,   // no watch (gone again, not a directory, a limit)
+      kNew,      // a watch new to the tree
+      kKnown,    // already watched at this place
+      kMoved,    // watched elsewhere: a move whose MOVED_TO was missed, now told
+      kPending,  // watched elsewhere: told when that move's MOVED_FROM comes
+    };
+    int wd = -1;
+    State state = State::kFailed;
+  };
+  // Watches directory `rel`, the child `name` of `parent_wd`. Unless
+  // rebuilding, a directory the tree knows under another path was moved here
+  // without a MOVED_TO (its new parent had no watch yet): see arrive().
+  Added add_watch(const std::string& rel, int parent_wd, const std::string& name, Scan how,
+                  Clock::time_point now);
+  // Watches the directories under `rel` (watched as `wd`).
+  void scan(const std::string& rel, int wd, Scan how, Clock::time_point now);
   void handle(const inotify_event& event, Clock::time_point now);
-  void drain();
+  // False when it stopped with events still queued.
+  bool drain();
+  // Watched directory `wd` was found at child `name` of `parent`: completes
+  // its move when the MOVED_FROM was already seen, else waits for it.
+  Added::State arrive(int wd, int parent, const std::string& name, Clock::time_point now);
+  // Completes the move of arrived directory `wd` whose MOVED_FROM had
+  // `cookie`: a kRenamed when the coalescer still holds that MOVED_FROM,
+  // else (already told as deleted) a directory new to the receiver.
+  void complete_arrival(int wd, uint32_t cookie, Clock::time_point now);
+  // Watches and reports directory `rel` and everything under it as created.
+  void arrive_fresh(const std::string& rel, int parent, const std::string& name,
+                    Clock::time_point now);
+  // `wd` is now watched as child `name` of `parent` by its own events: an
+  // arrival found there needs nothing more.
+  void placed(int wd, int parent, const std::string& name);
+  // Settles the MOVED_FROM handled last, now that its MOVED_TO did not follow.
+  void settle_last_move(Clock::time_point now);
+  // With the queue drained: an arrival whose old place was dropped is new
+  // here; one still without its MOVED_FROM after kArrivalGrace means lost
+  // events (or a second path to one directory): a rescan.
+  void settle_arrivals(Clock::time_point now);
   // Rebuilds the watch tree from the disk (after lost events).
   void resync();
   void remove_subtree(int wd);
@@ -116,6 +157,17 @@ struct Watcher::Impl {
   WatchTree tree;
   Coalescer coalescer;
   std::unordered_map<uint32_t, int> moving_dirs;  // cookie -> wd of a directory that left
+  struct Place {
+    int parent = WatchTree::kNone;
+    std::string name;
+    Clock::time_point expires;  // when its MOVED_FROM counts as lost
+  };
+  // Watched directories a scan found at a new place, waiting for the
+  // MOVED_FROM of the move that brought them there.
+  std::unordered_map<int, Place> arrivals;
+  // The cookie of the directory MOVED_FROM handled last: its MOVED_TO, when
+  // there is one, is the very next event.
+  std::optional<uint32_t> last_move;
   bool limit_reported = false;
   bool limit_hit = false;  // during the current resync
   bool needs_resync = false;
@@ -143,7 +195,8 @@ void Watcher::Impl::watch_limit_reached(const std::string& rel) {
 }
 
 Watcher::Impl::Added Watcher::Impl::add_watch(const std::string& rel, int parent_wd,
-                                              const std::string& name) {
+                                              const std::string& name, Scan how,
+                                              Clock::time_point now) {
   const std::string full = root + "/" + rel;
   int wd;
   if (limits.max_watches > 0 && tree.size() >= limits.max_watches) {
@@ -162,16 +215,110 @@ Watcher::Impl::Added Watcher::Impl::add_watch(const std::string& rel, int parent
     // ENOENT, ENOTDIR, ELOOP: gone again, or not a directory (never followed).
     return {};
   }
-  if (tree.child(parent_wd, name) == wd) return {wd, true};
+  using State = Added::State;
+  if (tree.child(parent_wd, name) == wd) {
+    placed(wd, parent_wd, name);
+    return {wd, State::kKnown};
+  }
+  // inotify gives one wd per inode: a directory watched under another path
+  // has been moved here.
+  if (how != Scan::kRebuild && tree.contains(wd) && wd != tree.root()) {
+    return {wd, arrive(wd, parent_wd, name, now)};
+  }
   std::vector<int> displaced;
   if (!tree.place(wd, parent_wd, name, &displaced)) return {};
   for (int old : displaced) {
     if (old != wd) inotify_rm_watch(inotify_fd, old);
   }
-  return {wd, false};
+  return {wd, State::kNew};
 }
 
-void Watcher::Impl::scan(const std::string& rel, int wd, bool report, Clock::time_point now) {
+Watcher::Impl::Added::State Watcher::Impl::arrive(int wd, int parent, const std::string& name,
+                                                  Clock::time_point now) {
+  arrivals[wd] = Place{parent, name, now + kArrivalGrace};
+  for (const auto& [cookie, moving] : moving_dirs) {
+    if (moving != wd) continue;
+    complete_arrival(wd, cookie, now);
+    return Added::State::kMoved;
+  }
+  return Added::State::kPending;
+}
+
+void Watcher::Impl::complete_arrival(int wd, uint32_t cookie, Clock::time_point now) {
+  auto found = arrivals.find(wd);
+  if (found == arrivals.end()) return;
+  const Place place = std::move(found->second);
+  arrivals.erase(found);
+  std::optional<std::string> dir = tree.path(place.parent);
+  // Its new place is gone as well: the MOVED_FROM stays a kDeleted.
+  if (!dir) return;
+  const std::string path = join(*dir, place.name);
+  moving_dirs.erase(cookie);
+  if (!is_ignored(path, true) && coalescer.moved_to(path, true, cookie, now)) {
+    std::vector<int> displaced;
+    if (tree.place(wd, place.parent, place.name, &displaced)) {
+      for (int old : displaced) inotify_rm_watch(inotify_fd, old);
+      return;
+    }
+  }
+  // The old path was already told as deleted (or the new one is ignored):
+  // the watches under the old path go, and the directory is new to the
+  // receiver.
+  if (tree.contains(wd)) remove_subtree(wd);
+  if (!is_ignored(path, true)) arrive_fresh(path, place.parent, place.name, now);
+}
+
+void Watcher::Impl::arrive_fresh(const std::string& rel, int parent, const std::string& name,
+                                 Clock::time_point now) {
+  struct stat st;
+  if (::lstat((root + "/" + rel).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+  coalescer.created(rel, true, now);
+  Added added = add_watch(rel, parent, name, Scan::kReport, now);
+  if (added.state == Added::State::kNew) scan(rel, added.wd, Scan::kReport, now);
+}
+
+void Watcher::Impl::placed(int wd, int parent, const std::string& name) {
+  auto found = arrivals.find(wd);
+  if (found != arrivals.end() && found->second.parent == parent && found->second.name == name) {
+    arrivals.erase(found);
+  }
+}
+
+void Watcher::Impl::settle_last_move(Clock::time_point now) {
+  if (!last_move) return;
+  const uint32_t cookie = *last_move;
+  last_move.reset();
+  auto moving = moving_dirs.find(cookie);
+  if (moving == moving_dirs.end() || !arrivals.count(moving->second)) return;
+  complete_arrival(moving->second, cookie, now);
+}
+
+void Watcher::Impl::settle_arrivals(Clock::time_point now) {
+  std::vector<std::pair<int, Place>> left(arrivals.begin(), arrivals.end());
+  arrivals.clear();
+  for (auto& [wd, place] : left) {
+    std::optional<std::string> dir = tree.path(place.parent);
+    if (!dir) continue;  // its new place is gone too
+    if (!tree.contains(wd)) {
+      // Its old place was dropped (told as deleted): it is new here.
+      arrive_fresh(join(*dir, place.name), place.parent, place.name, now);
+      continue;
+    }
+    if (place.expires > now) {
+      arrivals.emplace(wd, std::move(place));
+      continue;
+    }
+    diagnose("directory '" + join(*dir, place.name) +
+             "' appeared without the events of its move; compare everything with the disk");
+    coalescer.rescan(now);
+    needs_resync = true;
+    return;
+  }
+}
+
+void Watcher::Impl::scan(const std::string& rel, int wd, Scan how, Clock::time_point now) {
+  using State = Added::State;
+  const bool report = how == Scan::kReport;
   std::vector<std::pair<std::string, int>> stack{{rel, wd}};
   while (!stack.empty()) {
     auto [dir, dir_wd] = std::move(stack.back());
@@ -195,11 +342,18 @@ void Watcher::Impl::scan(const std::string& rel, int wd, bool report, Clock::tim
       }
       std::string child = join(dir, name);
       if (is_ignored(child, is_dir)) continue;
-      if (report) coalescer.created(child, is_dir, now);
-      if (!is_dir) continue;
-      Added added = add_watch(child, dir_wd, name);
+      if (!is_dir) {
+        if (report) coalescer.created(child, false, now);
+        continue;
+      }
+      Added added = add_watch(child, dir_wd, name, how, now);
+      // A directory moved here is told by its move (or by arrive_fresh).
+      if (added.state == State::kMoved || added.state == State::kPending) continue;
+      if (report) coalescer.created(child, true, now);
       // A directory already watched here has had its own events and scan.
-      if (added.wd >= 0 && (!added.known || !report)) stack.emplace_back(child, added.wd);
+      if (added.state == State::kNew || (added.state == State::kKnown && !report)) {
+        stack.emplace_back(child, added.wd);
+      }
     }
     closedir(listing);
   }
@@ -221,17 +375,26 @@ void Watcher::Impl::resync() {
   } else {
     tree.reset(root_wd);
     limit_hit = false;
-    scan("", root_wd, false, Clock::now());
+    scan("", root_wd, Scan::kRebuild, Clock::now());
     if (!limit_hit) limit_reported = false;
   }
   for (int wd : old) {
     if (!tree.contains(wd)) inotify_rm_watch(inotify_fd, wd);
   }
   moving_dirs.clear();
+  arrivals.clear();
+  last_move.reset();
 }
 
 void Watcher::Impl::handle(const inotify_event& event, Clock::time_point now) {
   const uint32_t mask = event.mask;
+  if (last_move) {
+    if ((mask & IN_MOVED_TO) && event.cookie == *last_move) {
+      last_move.reset();  // the move's own MOVED_TO: paired below
+    } else {
+      settle_last_move(now);
+    }
+  }
   if (mask & IN_Q_OVERFLOW) {
     coalescer.rescan(now);
     needs_resync = true;
@@ -274,8 +437,8 @@ void Watcher::Impl::handle(const inotify_event& event, Clock::time_point now) {
   if (mask & IN_CREATE) {
     coalescer.created(path, is_dir, now);
     if (is_dir) {
-      Added added = add_watch(path, event.wd, name);
-      if (added.wd >= 0 && !added.known) scan(path, added.wd, true, now);
+      Added added = add_watch(path, event.wd, name, Scan::kReport, now);
+      if (added.state == Added::State::kNew) scan(path, added.wd, Scan::kReport, now);
     }
     return;
   }
@@ -283,7 +446,10 @@ void Watcher::Impl::handle(const inotify_event& event, Clock::time_point now) {
     coalescer.moved_from(path, is_dir, event.cookie, now);
     if (is_dir) {
       int child = tree.child(event.wd, name);
-      if (child != WatchTree::kNone) moving_dirs[event.cookie] = child;
+      if (child != WatchTree::kNone) {
+        moving_dirs[event.cookie] = child;
+        last_move = event.cookie;
+      }
     }
     return;
   }
@@ -300,14 +466,17 @@ void Watcher::Impl::handle(const inotify_event& event, Clock::time_point now) {
       std::vector<int> displaced;
       if (tree.place(moved_wd, event.wd, name, &displaced)) {
         for (int old : displaced) inotify_rm_watch(inotify_fd, old);
+        placed(moved_wd, event.wd, name);
         return;
       }
     }
     if (moved_wd != WatchTree::kNone && tree.contains(moved_wd)) remove_subtree(moved_wd);
     // Moved in from outside (or its watch was lost): watch it and, when it
     // is new to the receiver, report what is inside.
-    Added added = add_watch(path, event.wd, name);
-    if (added.wd >= 0) scan(path, added.wd, !paired, now);
+    Added added = add_watch(path, event.wd, name, Scan::kReport, now);
+    if (added.state == Added::State::kNew || added.state == Added::State::kKnown) {
+      scan(path, added.wd, paired ? Scan::kWatch : Scan::kReport, now);
+    }
     return;
   }
   if (is_dir) return;
@@ -319,15 +488,15 @@ void Watcher::Impl::handle(const inotify_event& event, Clock::time_point now) {
   }
 }
 
-void Watcher::Impl::drain() {
+bool Watcher::Impl::drain() {
   for (int round = 0; round < kReadsPerRound; ++round) {
     ssize_t n = ::read(inotify_fd, buffer, sizeof buffer);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno != EAGAIN) diagnose("reading inotify events failed: " + errno_text(errno));
-      return;
+      return true;
     }
-    if (n == 0) return;
+    if (n == 0) return true;
     const Clock::time_point now = Clock::now();
     for (ssize_t at = 0; at + static_cast<ssize_t>(sizeof(inotify_event)) <= n;) {
       const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
@@ -335,13 +504,18 @@ void Watcher::Impl::drain() {
       at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
     }
   }
+  return false;
 }
 
 void Watcher::Impl::run() {
   while (true) {
     timespec timeout{};
     timespec* wait = nullptr;
-    if (auto next = coalescer.next_deadline()) {
+    std::optional<Clock::time_point> next = coalescer.next_deadline();
+    for (const auto& [wd, place] : arrivals) {
+      if (!next || place.expires < *next) next = place.expires;
+    }
+    if (next) {
       auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(*next - Clock::now());
       if (left.count() < 0) left = std::chrono::nanoseconds(0);
       timeout.tv_sec = static_cast<time_t>(left.count() / 1000000000);
@@ -355,7 +529,14 @@ void Watcher::Impl::run() {
       return;
     }
     if (ready > 0 && fds[1].revents) return;
-    if (ready > 0 && (fds[0].revents & POLLIN)) drain();
+    bool drained = true;
+    if (ready > 0 && (fds[0].revents & POLLIN)) {
+      drained = drain();
+      // A MOVED_TO split from its MOVED_FROM by a read is not waited for:
+      // take_due() below could tell that MOVED_FROM as deleted meanwhile.
+      settle_last_move(Clock::now());
+    }
+    if (drained && !arrivals.empty()) settle_arrivals(Clock::now());
     if (needs_resync) {
       needs_resync = false;
       resync();
@@ -411,7 +592,7 @@ Status Watcher::Impl::open() {
     return unavailable("cannot watch '" + root + "': " + errno_text(err));
   }
   tree.reset(root_wd);
-  scan("", root_wd, false, Clock::now());
+  scan("", root_wd, Scan::kRebuild, Clock::now());
   watched.store(tree.size());
   return Status();
 }

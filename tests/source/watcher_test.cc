@@ -504,6 +504,159 @@ TEST_F(WatcherTest, SimulatedGitCheckout) {
   EXPECT_EQ(receiver.known(), Receiver::disk(root()));
 }
 
+// Moves into a directory made a moment before: its watch is not in place
+// yet, so inotify gives the MOVED_FROM but never the MOVED_TO. The callback
+// is held while the disk changes, so the watcher reads all of it at once,
+// and its scan of the new directory is what finds the moved one.
+class MissedMoveTest : public WatcherTest {
+ protected:
+  // old/a.txt, old/deep/b.txt and f.txt.
+  void make_tree() {
+    fs::create_directories(root() / "old/deep");
+    write_file(root() / "old/a.txt", "a");
+    write_file(root() / "old/deep/b.txt", "b");
+    write_file(root() / "f.txt", "f");
+  }
+  // The tree, then the watcher, its thread held in the callback of a batch.
+  void start_held() {
+    make_tree();
+    start();
+    collector_.hold();
+    write_file(root() / "trigger", "t");
+    ASSERT_TRUE(collector_.wait_held());
+  }
+  // With the watcher held: "old" leaves the root for outside/t/inner, then
+  // `meanwhile` runs, then outside/t comes back into the root as "t".
+  void out_and_back_in(const std::function<void()>& meanwhile) {
+    fs::create_directory(outside_.path() / "t");
+    ASSERT_NO_FATAL_FAILURE(start_held());
+    fs::rename(root() / "old", outside_.path() / "t/inner");
+    meanwhile();
+    fs::rename(outside_.path() / "t", root() / "t");
+  }
+  // Releases the watcher; true when `done` then holds.
+  bool release_until(const std::function<bool(const Changes&)>& done) {
+    collector_.release();
+    return collector_.wait_for(done);
+  }
+  // A receiver that knew the tree from before the moves ends up with the disk.
+  void expect_receiver_right(const Changes& changes) {
+    Receiver receiver(root(), {{"old/a.txt", "a"}, {"old/deep/b.txt", "b"}, {"f.txt", "f"}});
+    receiver.apply(changes);
+    EXPECT_EQ(receiver.known(), Receiver::disk(root())) << show(changes);
+  }
+  // A write deep in the moved tree comes through its watch with the new path.
+  void expect_watched_at(const std::string& dir) {
+    collector_.clear();
+    write_file(root() / dir / "deep/c.txt", "c");
+    EXPECT_TRUE(collector_.wait_seen(dir + "/deep/c.txt")) << show(collector_.changes());
+    for (const auto& c : collector_.settled())
+      EXPECT_EQ(c.path.rfind("old/", 0), std::string::npos);
+  }
+
+  weft::testing::TempDir outside_;
+};
+
+TEST_F(MissedMoveTest, DirectoryMovedIntoAFreshDirectoryIsARename) {
+  ASSERT_NO_FATAL_FAILURE(start_held());
+  fs::create_directory(root() / "new");
+  fs::rename(root() / "old", root() / "new/inner");
+  ASSERT_TRUE(release_until([](const Changes& c) { return has(c, Kind::kRenamed, "new/inner"); }))
+      << show(collector_.changes());
+  Changes changes = collector_.settled();
+  EXPECT_EQ(show(changes), "created trigger; created new/; renamed new/inner <- old/; ");
+  expect_receiver_right(changes);
+  EXPECT_EQ(watcher_->watched_directories(), 4u);  // root, new, new/inner, new/inner/deep
+  expect_watched_at("new/inner");
+}
+
+TEST_F(MissedMoveTest, DirectoryMovedDeepIntoFreshDirectoriesIsARename) {
+  ASSERT_NO_FATAL_FAILURE(start_held());
+  fs::create_directories(root() / "new/x/y");
+  fs::rename(root() / "old", root() / "new/x/y/inner");
+  ASSERT_TRUE(release_until([](const Changes& c) {
+    return has(c, Kind::kRenamed, "new/x/y/inner");
+  })) << show(collector_.changes());
+  Changes changes = collector_.settled();
+  EXPECT_FALSE(has(changes, Kind::kDeleted, "old")) << show(changes);
+  EXPECT_EQ(count_path(changes, "new/x/y/inner/a.txt"), 0u) << show(changes);
+  expect_receiver_right(changes);
+  EXPECT_EQ(watcher_->watched_directories(), 6u);
+  expect_watched_at("new/x/y/inner");
+}
+
+TEST_F(MissedMoveTest, DirectoryRenamedThenMovedIntoAFreshDirectory) {
+  // The first rename is paired as usual; the second's MOVED_TO is missed.
+  ASSERT_NO_FATAL_FAILURE(start_held());
+  fs::create_directory(root() / "new");
+  fs::rename(root() / "old", root() / "mid");
+  fs::rename(root() / "mid", root() / "new/inner");
+  ASSERT_TRUE(release_until([](const Changes& c) { return has(c, Kind::kRenamed, "new/inner"); }))
+      << show(collector_.changes());
+  Changes changes = collector_.settled();
+  EXPECT_EQ(show(changes),
+            "created trigger; created new/; renamed mid <- old/; renamed new/inner <- mid/; ");
+  expect_receiver_right(changes);
+  expect_watched_at("new/inner");
+}
+
+TEST_F(MissedMoveTest, DirectoryBackFromOutsideInAFreshDirectoryIsARename) {
+  // Out of the root, then back inside a directory moved in: its MOVED_FROM
+  // is still pending when the scan of the arriving directory finds it.
+  ASSERT_NO_FATAL_FAILURE(out_and_back_in([] {}));
+  ASSERT_TRUE(release_until([](const Changes& c) { return has(c, Kind::kRenamed, "t/inner"); }))
+      << show(collector_.changes());
+  Changes changes = collector_.settled();
+  EXPECT_EQ(show(changes), "created trigger; created t/; renamed t/inner <- old/; ");
+  expect_receiver_right(changes);
+  EXPECT_EQ(watcher_->watched_directories(), 4u);
+  expect_watched_at("t/inner");
+}
+
+TEST_F(MissedMoveTest, DirectoryBackAfterItsOldPathWasToldDeletedIsCreated) {
+  // A new file "old" ends the pending MOVED_FROM as a deletion before the
+  // moved directory is found again (its watches still in the tree): it is
+  // then new, reported whole.
+  ASSERT_NO_FATAL_FAILURE(out_and_back_in([&] { write_file(root() / "old", "a file now"); }));
+  ASSERT_TRUE(release_until([](const Changes& c) { return seen(c, "t/inner/deep/b.txt"); }))
+      << show(collector_.changes());
+  Changes changes = collector_.settled();
+  EXPECT_TRUE(has(changes, Kind::kDeleted, "old")) << show(changes);
+  EXPECT_TRUE(seen(changes, "t/inner/a.txt")) << show(changes);
+  EXPECT_FALSE(has(changes, Kind::kRenamed, "t/inner")) << show(changes);
+  expect_receiver_right(changes);
+  EXPECT_EQ(watcher_->watched_directories(), 4u);  // root, t, t/inner, t/inner/deep
+  expect_watched_at("t/inner");
+}
+
+TEST_F(MissedMoveTest, DirectoryToldDeletedThenMovedBackIsCreated) {
+  fs::create_directory(outside_.path() / "t");
+  make_tree();
+  start();
+  fs::rename(root() / "old", outside_.path() / "t/inner");
+  ASSERT_TRUE(collector_.wait_for([](const Changes& c) { return has(c, Kind::kDeleted, "old"); }))
+      << show(collector_.changes());
+  fs::rename(outside_.path() / "t", root() / "t");
+  ASSERT_TRUE(collector_.wait_seen("t/inner/deep/b.txt")) << show(collector_.changes());
+  expect_receiver_right(collector_.settled());
+  EXPECT_EQ(watcher_->watched_directories(), 4u);
+  expect_watched_at("t/inner");
+}
+
+TEST_F(MissedMoveTest, FileMovedIntoAFreshDirectoryIsDeletedAndCreated) {
+  // inotify names no file by inode: a file's missed MOVED_TO cannot be
+  // matched, so the scan reports it as created and its old path as deleted.
+  ASSERT_NO_FATAL_FAILURE(start_held());
+  fs::create_directory(root() / "new");
+  fs::rename(root() / "f.txt", root() / "new/f.txt");
+  ASSERT_TRUE(release_until([](const Changes& c) {
+    return seen(c, "new/f.txt") && has(c, Kind::kDeleted, "f.txt");
+  })) << show(collector_.changes());
+  Changes changes = collector_.settled();
+  EXPECT_FALSE(has(changes, Kind::kRenamed, "new/f.txt")) << show(changes);
+  expect_receiver_right(changes);
+}
+
 TEST_F(WatcherTest, QueueOverflowGivesOneRescanAndWatchesAgain) {
   long max_queued = 0;
   if (FILE* f = std::fopen("/proc/sys/fs/inotify/max_queued_events", "r")) {
