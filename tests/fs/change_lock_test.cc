@@ -126,12 +126,27 @@ TEST_F(ChangeLockTest, ThreadsOfOneProcessExcludeEachOtherLikeProcesses) {
 }
 
 // The child reports (exit 0) whether it got `paths` (or the tree) while the parent held its
-// lock for 300 ms: 0 = waited for the parent, 1 = got it at once.
-int probe(ChangeLock& lock, std::optional<std::vector<std::string>> paths) {
+// lock for 300 ms: 0 = waited for the parent, 1 = got it at once. It tells the parent through
+// `ready` just before it asks, so the parent's 300 ms start only once the child runs (a loaded
+// machine may start a child late).
+int probe(ChangeLock& lock, std::optional<std::vector<std::string>> paths, int ready) {
   auto start = std::chrono::steady_clock::now();
+  if (::write(ready, "r", 1) != 1) return 3;
   auto held = paths ? lock.lock_paths(*paths) : lock.lock_tree();
   if (!held.ok()) return 2;
   return std::chrono::steady_clock::now() - start >= 200ms ? 0 : 1;
+}
+
+// Forks a probe() and returns once it is about to ask for the lock.
+pid_t start_probe(ChangeLock& lock, std::optional<std::vector<std::string>> paths) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  pid_t child = fork_child([&] { return probe(lock, paths, fds[1]); });
+  ::close(fds[1]);
+  char c;
+  if (child > 0 && ::read(fds[0], &c, 1) != 1) child = -1;
+  ::close(fds[0]);
+  return child;
 }
 
 TEST_F(ChangeLockTest, DifferentPathsDoNotWaitButTheTreeDoes) {
@@ -150,7 +165,7 @@ TEST_F(ChangeLockTest, DifferentPathsDoNotWaitButTheTreeDoes) {
   for (const Case& c : cases) {
     auto held = c.parent.empty() ? lock_->lock_tree() : lock_->lock_paths(c.parent);
     ASSERT_TRUE(held.ok());
-    pid_t child = fork_child([&] { return probe(*lock_, c.child); });
+    pid_t child = start_probe(*lock_, c.child);
     ASSERT_GT(child, 0);
     std::this_thread::sleep_for(300ms);
     held->release();
@@ -178,7 +193,7 @@ TEST_F(ChangeLockTest, NestedRequestsSucceedWhenCoveredAndAreRefusedOtherwise) {
     EXPECT_TRUE(lock_->lock_tree().ok());
   }
   // Released: another process gets the tree at once.
-  pid_t child = fork_child([&] { return probe(*lock_, std::nullopt); });
+  pid_t child = start_probe(*lock_, std::nullopt);
   EXPECT_EQ(wait_child(child), 1);
 }
 
