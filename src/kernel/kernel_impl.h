@@ -1,6 +1,8 @@
 // Private: the Kernel's state, shared by its .cc files (kernel.cc: opening
-// and agents' changes; disk_sync.cc: reading the disk and reconcile;
-// history.cc: history, diff, rollback, undo; approvals.cc: the queue).
+// and agents' text changes; file_index.cc: the index of files and their
+// blocks in the store; tree_changes.cc: delete, move, copy; disk_sync.cc:
+// reading the disk, reconcile, the watcher; history.cc: history, diff,
+// rollback, undo; approvals.cc: the queue).
 #ifndef WEFT_SRC_KERNEL_KERNEL_IMPL_H_
 #define WEFT_SRC_KERNEL_KERNEL_IMPL_H_
 

@@ -7,7 +7,11 @@
 // to is held until its writer closes it (WatcherOptions::max_open_delay).
 // A rename inside the root pairs IN_MOVED_FROM/IN_MOVED_TO into one kRenamed
 // change (a file, or a whole directory: then `from`/`path` are the
-// directories). Moves in from outside are kCreated, moves out kDeleted.
+// directories). Moves in from outside are kCreated, moves out kDeleted. A
+// directory moved into one created a moment before (whose watch did not exist
+// yet, so inotify never said where it went) is still a kRenamed: the scan of
+// the new directory finds it by its watch; a file moved so comes as kDeleted
+// of the old path and kCreated of the new one.
 // IN_Q_OVERFLOW, or a watch that cannot be added (the inotify watch limit),
 // is reported as one kRescan: the receiver must compare everything it knows
 // with the disk.
