@@ -11,6 +11,22 @@
 
 namespace weft::testing {
 
+// True in AddressSanitizer and ThreadSanitizer builds, where a test may check
+// less often what the release build checks at every step.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define WEFT_TESTING_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define WEFT_TESTING_SANITIZED 1
+#endif
+#ifdef WEFT_TESTING_SANITIZED
+inline constexpr bool kSanitizerBuild = true;
+#else
+inline constexpr bool kSanitizerBuild = false;
+#endif
+
 // The shared data directory: WEFT_SHARED_DIR when set (ctest sets it; an
 // existing directory or nothing), else ../shared beside the source checkout;
 // nullopt when it is absent.
