@@ -567,6 +567,7 @@ TEST(KernelLinkTest, KillNineOfTheKernelProcessHandsTheKernelOver) {
 
 // Prints the round-trip latency and throughput of calls over the socket.
 TEST(KernelLinkBench, RoundTripLatencyAndThroughput) {
+  if (weft::testing::kSanitizerBuild) GTEST_SKIP() << "a timing print, meaningless under sanitizers";
   TempDir dir;
   auto a = open_link(dir.path().string(), echo_factory("A"));
   auto b = open_link(dir.path().string(), echo_factory("B"));
