@@ -13,6 +13,10 @@
 
 namespace weft::kernel {
 
+bool is_text(std::string_view bytes) {
+  return bytes.find('\0') == std::string_view::npos && is_valid_utf8(bytes);
+}
+
 std::string path_diff(std::string_view old_text, std::string_view new_text, std::string_view path) {
   text::MakeDiffOptions options;
   options.old_label = "a/" + std::string(path);
@@ -69,7 +73,7 @@ Result<Kernel::Impl::FileText> Kernel::Impl::read_file(const std::string& path) 
   if (read->truncated || out.bytes.size() > options.max_block_bytes) {
     out.not_text = "too large: " + std::to_string(read->size_bytes) + " bytes, over the " +
                    std::to_string(options.max_block_bytes) + "-byte block limit";
-  } else if (out.bytes.find('\0') != std::string::npos || !is_valid_utf8(out.bytes)) {
+  } else if (!is_text(out.bytes)) {
     out.not_text = "binary: not UTF-8 text";
   } else {
     out.text = out.bytes;
@@ -335,7 +339,7 @@ Status Kernel::Impl::recover_and_reconcile_all() {
   for (const auto& info : listed.blocks) {
     auto path = path_of_block_id(info.label);
     if (!path) continue;
-    auto e = entry(*path);
+    auto e = entry(*path, &info);
     if (!e.ok()) {
       log("kernel: " + std::string(e.status().message()));
       continue;

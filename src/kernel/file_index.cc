@@ -2,6 +2,7 @@
 // in the store: loaded on demand, stored change by change (with a snapshot
 // now and then), and let go of by LRU when clean.
 #include <algorithm>
+#include <unordered_set>
 #include <nlohmann/json.hpp>
 
 #include "kernel/kernel_impl.h"
@@ -40,7 +41,8 @@ std::shared_ptr<FileEntry> Kernel::Impl::find_entry(const std::string& path) {
   return it == files.end() ? nullptr : it->second;
 }
 
-Result<std::shared_ptr<FileEntry>> Kernel::Impl::entry(const std::string& path) {
+Result<std::shared_ptr<FileEntry>> Kernel::Impl::entry(const std::string& path,
+                                                       const store::BlockInfo* stored) {
   std::shared_ptr<FileEntry> e;
   {
     std::lock_guard lock(index_mu);
@@ -54,7 +56,8 @@ Result<std::shared_ptr<FileEntry>> Kernel::Impl::entry(const std::string& path) 
   e->last_used = ++clock;
   std::lock_guard lock(e->mu);
   if (!e->known_in_store) {
-    auto info = store->get_block(kWorkspaceOwner, file_block_id(path));
+    auto info = stored ? Result<store::BlockInfo>(*stored)
+                       : store->get_block(kWorkspaceOwner, file_block_id(path));
     if (info.ok()) {
       e->store_id = info->id;
       WEFT_RETURN_IF_ERROR(read_metadata(*e, info->metadata_json));
@@ -78,17 +81,16 @@ std::vector<std::shared_ptr<FileEntry>> Kernel::Impl::entries_under(const std::s
     for (const auto& info : listed->blocks) {
       auto path = path_of_block_id(info.label);
       if (path && is_under(*path, dir)) {
-        auto e = entry(*path);
+        auto e = entry(*path, &info);
         if (e.ok()) out.push_back(*e);
       }
     }
   }
+  std::unordered_set<const FileEntry*> listed_already;
+  for (const auto& e : out) listed_already.insert(e.get());
   std::lock_guard lock(index_mu);
   for (auto& [path, e] : files) {
-    if (is_under(path, dir) &&
-        std::find(out.begin(), out.end(), e) == out.end()) {
-      out.push_back(e);
-    }
+    if (is_under(path, dir) && !listed_already.count(e.get())) out.push_back(e);
   }
   return out;
 }
@@ -122,6 +124,12 @@ void Kernel::Impl::evict_if_needed() {
   size_t bytes = 0;
   {
     std::lock_guard lock(index_mu);
+    // The walk costs a try-lock per known file: it runs when the index grew
+    // and on every kEvictCheckEvery-th call (blocks reloaded, texts grown).
+    bool grew = files.size() != files_at_last_evict_check;
+    if (!grew && ++calls_since_evict_check < kEvictCheckEvery) return;
+    calls_since_evict_check = 0;
+    files_at_last_evict_check = files.size();
     for (auto& [path, e] : files) loaded.push_back(e);
   }
   std::vector<std::pair<uint64_t, std::shared_ptr<FileEntry>>> candidates;

@@ -79,7 +79,7 @@ namespace {
 
 enum class UndoDirection { kUndo, kRedo };
 
-Result<ChangeOutcome> undo_or_redo(Kernel& kernel, Kernel::Impl& k, const std::string& path,
+Result<ChangeOutcome> undo_or_redo(Kernel::Impl& k, const std::string& path,
                                    const source::Attribution& who, UndoDirection direction) {
   std::unique_lock<std::mutex> lock;
   WEFT_ASSIGN_OR_RETURN(auto e, block_entry(k, path, lock));
@@ -118,18 +118,17 @@ Result<ChangeOutcome> undo_or_redo(Kernel& kernel, Kernel::Impl& k, const std::s
   out.version = e->block->version();
   out.new_text = e->block->text();
   if (change.changed) k.notify(*e, who.origin);
-  (void)kernel;
   return out;
 }
 
 }  // namespace
 
 Result<ChangeOutcome> Kernel::undo(std::string_view path, const source::Attribution& who) {
-  return undo_or_redo(*this, *impl_, std::string(path), who, UndoDirection::kUndo);
+  return undo_or_redo(*impl_, std::string(path), who, UndoDirection::kUndo);
 }
 
 Result<ChangeOutcome> Kernel::redo(std::string_view path, const source::Attribution& who) {
-  return undo_or_redo(*this, *impl_, std::string(path), who, UndoDirection::kRedo);
+  return undo_or_redo(*impl_, std::string(path), who, UndoDirection::kRedo);
 }
 
 Result<std::vector<FileStatus>> Kernel::status(std::optional<std::string> path) {

@@ -2,7 +2,6 @@
 #include "weft/kernel/kernel.h"
 
 #include "kernel/kernel_impl.h"
-#include "weft/base/utf.h"
 #include "weft/fs/state_dir.h"
 
 namespace weft::kernel {
@@ -97,10 +96,6 @@ source::FileOp refine_op(source::FileOp op, const std::optional<std::string>& ol
   return op;
 }
 
-bool is_text(std::string_view bytes) {
-  return bytes.find('\0') == std::string_view::npos && is_valid_utf8(bytes);
-}
-
 }  // namespace
 
 Result<ChangeOutcome> Kernel::change_text(std::string_view path_view,
@@ -129,7 +124,7 @@ Result<ChangeOutcome> Kernel::change_text(std::string_view path_view,
         old_text = std::move(file.text);
       } else if (file.not_text != "missing") {
         // A plain file is rewritten whole: read all of it, within the write limit.
-        WEFT_ASSIGN_OR_RETURN(old_text, k.read_whole(path, who.what));
+        WEFT_ASSIGN_OR_RETURN(old_text, fs::read_for_rewrite(*k.fs, path, who.what));
       }
     }
     out.created = !old_text.has_value();
@@ -197,18 +192,6 @@ Result<ChangeOutcome> Kernel::change_text(std::string_view path_view,
   }
   k.evict_if_needed();
   return out;
-}
-
-Result<std::string> Kernel::Impl::read_whole(const std::string& path,
-                                             std::string_view tool) const {
-  int64_t max = fs->limits().max_write_chars;
-  WEFT_ASSIGN_OR_RETURN(fs::ReadBytesResult bytes, fs->read_bytes(path, 0, max + 1));
-  if (bytes.truncated || static_cast<int64_t>(bytes.content.size()) > max) {
-    return resource_exhausted("'" + path + "' is " + std::to_string(bytes.size_bytes) + " bytes; " +
-                              std::string(tool) + " rewrites files of at most " +
-                              std::to_string(max) + " bytes (the workspace's write limit)");
-  }
-  return std::move(bytes.content);
 }
 
 Result<std::string> Kernel::read_text(std::string_view path_view) {

@@ -31,6 +31,9 @@ inline constexpr std::string_view kApprovalPrefix = "approval:";
 inline constexpr size_t kMaxUndoEntries = 100;
 // Of those, the newest ones kept in the store with every change.
 inline constexpr size_t kMaxStoredUndoEntries = 32;
+// evict_if_needed walks the loaded blocks at most once in this many calls
+// while no file joins the index.
+inline constexpr size_t kEvictCheckEvery = 32;
 
 // One change an author can undo: the versions before and after it.
 struct UndoStep {
@@ -83,6 +86,8 @@ struct Kernel::Impl {
 
   std::mutex index_mu;
   std::unordered_map<std::string, std::shared_ptr<FileEntry>> files;
+  size_t files_at_last_evict_check = 0;  // guarded by index_mu
+  size_t calls_since_evict_check = 0;    // guarded by index_mu
   std::atomic<uint64_t> clock{0};
 
   std::mutex decide_mu;  // one approve / reject at a time
@@ -111,8 +116,10 @@ struct Kernel::Impl {
   bool ignored(const std::string& path, bool is_dir) const;
 
   // ---- the index (kernel.cc)
-  // The entry of `path`, created (and looked up in the store) on first use.
-  Result<std::shared_ptr<FileEntry>> entry(const std::string& path);
+  // The entry of `path`, created (and looked up in the store, unless `stored`
+  // is its row already read) on first use.
+  Result<std::shared_ptr<FileEntry>> entry(const std::string& path,
+                                           const store::BlockInfo* stored = nullptr);
   std::shared_ptr<FileEntry> find_entry(const std::string& path);
   std::vector<std::shared_ptr<FileEntry>> entries_under(const std::string& dir);
   void forget_entry(const std::string& path);
@@ -159,9 +166,6 @@ struct Kernel::Impl {
     std::string not_text;
   };
   Result<FileText> read_file(const std::string& path) const;
-  // All of a file that is not a block, for a tool that rewrites it.
-  // kResourceExhausted past the filesystem's write limit, naming `tool`.
-  Result<std::string> read_whole(const std::string& path, std::string_view tool) const;
   void handle_changes(const std::vector<source::FileChange>& changes);
   void reload_configuration(const std::string& path);
   Status start_watcher();
@@ -181,6 +185,9 @@ struct Kernel::Impl {
 // The rule's message for a denied or approval-bound operation.
 std::string describe_decision(const source::RuleDecision& decision, std::string_view path,
                               source::FileOp op);
+// What a file block may hold: UTF-8 without a NUL byte.
+bool is_text(std::string_view bytes);
+
 // A unified diff old -> new with the labels a/PATH and b/PATH.
 std::string path_diff(std::string_view old_text, std::string_view new_text, std::string_view path);
 

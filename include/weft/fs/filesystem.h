@@ -287,6 +287,13 @@ struct HostOptions {
   std::shared_ptr<ChangeLock> change_lock;
 };
 
+// The whole of a file a tool will rewrite (an edit, a patch): refused before
+// reading when it is larger than fs's write limit (FsLimits::max_write_chars),
+// which it could not be written back under. kResourceExhausted "'PATH' is N
+// bytes; TOOL rewrites files of at most M bytes (the workspace's write
+// limit)"; other errors as stat and read_bytes.
+Result<std::string> read_for_rewrite(Filesystem& fs, std::string_view path, std::string_view tool);
+
 // A filesystem confined to the existing directory `root` (made absolute and
 // canonical). kNotFound / kNotADirectory for the root; kInvalidArgument when
 // options.git_dir lies inside the root.

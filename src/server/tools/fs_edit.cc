@@ -63,7 +63,7 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
   // The kernel serialises changes to one block itself and reconciles the disk.
   if (kernel::Kernel* k = ws->kernel(); k && !dry_run) return run_in_kernel(*k, path, edits, ctx);
   WEFT_ASSIGN_OR_RETURN(ChangeGuard change, ws->lock_for_change({path}));  // read to write
-  auto before = read_for_rewrite(*ws, path, "fs_edit");
+  auto before = fs::read_for_rewrite(ws->fs(), path, "fs_edit");
   if (!before.ok()) {
     if (before.status().code() == StatusCode::kNotFound) {
       return not_found("'" + path + "' does not exist; create it with fs_write");

@@ -42,7 +42,7 @@ Result<FilePlan> plan_file(Workspace& ws, const ToolContext& ctx, const text::Fi
   WEFT_ASSIGN_OR_RETURN(fp.path, ws.resolve(target, ctx.roots()));
   fp.existed = ws.fs().exists(fp.path);
   if (fp.existed && !patch.is_creation()) {
-    auto bytes = read_for_rewrite(ws, fp.path, "fs_patch");
+    auto bytes = fs::read_for_rewrite(ws.fs(), fp.path, "fs_patch");
     if (!bytes.ok()) return explain(bytes.status(), fp.path);
     fp.old_text = std::move(*bytes);
   } else if (!fp.existed && !patch.is_creation()) {

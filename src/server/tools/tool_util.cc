@@ -160,24 +160,6 @@ std::string cut_line_note(int64_t length_bytes) {
   return " [line truncated: " + std::to_string(length_bytes) + " bytes total]";
 }
 
-Result<std::string> read_for_rewrite(Workspace& ws, const std::string& path,
-                                     std::string_view tool) {
-  const int64_t max = ws.fs().limits().max_write_chars;
-  auto too_big = [&](int64_t size) {
-    return resource_exhausted("'" + fs::display_name(path) + "' is " + std::to_string(size) +
-                              " bytes; " + std::string(tool) + " rewrites files of at most " +
-                              std::to_string(max) + " bytes (the workspace's write limit)");
-  };
-  WEFT_ASSIGN_OR_RETURN(fs::FileStat st, ws.fs().stat(path));
-  if (st.is_file && st.size_bytes > max) return too_big(st.size_bytes);
-  // One byte more than allowed tells a file that grew since the stat.
-  WEFT_ASSIGN_OR_RETURN(fs::ReadBytesResult bytes, ws.fs().read_bytes(path, 0, max + 1));
-  if (bytes.truncated || static_cast<int64_t>(bytes.content.size()) > max) {
-    return too_big(bytes.size_bytes);
-  }
-  return std::move(bytes.content);
-}
-
 source::Attribution agent_of(const ToolContext& ctx, std::string_view tool) {
   return source::Attribution{ctx.origin(), std::string(tool), std::nullopt};
 }

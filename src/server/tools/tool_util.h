@@ -49,12 +49,6 @@ Json stat_to_json(const fs::FileStat& stat);
 // fs layer cut (FsLimits::max_line_bytes).
 std::string cut_line_note(int64_t length_bytes);
 
-// The whole of a file a tool will rewrite (fs_edit, fs_patch): refused before
-// reading when it is larger than the workspace's write limit
-// (FsLimits::max_write_chars), which it could not be written back under.
-// kResourceExhausted "'PATH' is N bytes; TOOL rewrites files of at most M
-// bytes (the workspace's write limit)"; other errors as read_bytes.
-Result<std::string> read_for_rewrite(Workspace& ws, const std::string& path, std::string_view tool);
 
 // The kernel of the call's workspace; kFailedPrecondition when it has none.
 Result<kernel::Kernel*> kernel_of(const ToolContext& ctx);
