@@ -42,7 +42,7 @@ class KernelTest : public ::testing::Test {
     return testing::read_file(std::filesystem::path(root()) / rel);
   }
 
-  Result<std::unique_ptr<Kernel>> open(bool watch = false) {
+  Result<std::unique_ptr<Kernel>> open(bool watch = false, uint64_t max_block_bytes = 16u << 20) {
     fs::HostOptions host;
     host.durability = fs::WriteDurability::kAtomicRename;
     host.limits.max_write_chars = 64ll << 20;
@@ -51,6 +51,7 @@ class KernelTest : public ::testing::Test {
     KernelOptions options;
     options.state_dir = state();
     options.watch = watch;
+    options.max_block_bytes = max_block_bytes;
     return Kernel::open(std::shared_ptr<fs::Filesystem>(std::move(*filesystem)), options);
   }
 
@@ -310,6 +311,35 @@ TEST_F(KernelTest, BinaryAndNonRegularFilesAreRefusedClearly) {
   auto status = k->status(std::string("t.txt"));
   ASSERT_TRUE(status.ok());
   EXPECT_THAT((*status)[0].frozen, HasSubstr("binary"));
+}
+
+TEST_F(KernelTest, AFileOverTheBlockLimitIsAPlainFileAndFreezesItsBlock) {
+  write("big.txt", std::string(2000, 'x') + "\n");
+  auto opened = open(/*watch=*/false, /*max_block_bytes=*/1024);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  auto k = std::move(*opened);
+  auto history = k->history("big.txt", 0);
+  EXPECT_EQ(history.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(history.status().message()), HasSubstr("too large"));
+  // Tools still change it, as a plain file under the same rules.
+  ASSERT_TRUE(k->change_text("big.txt", agent("a"), source::FileOp::kOverwrite, append("y\n")).ok());
+  EXPECT_EQ(read("big.txt"), std::string(2000, 'x') + "\ny\n");
+  // A block whose file outgrows the limit is frozen with that reason; small again, it thaws.
+  ASSERT_TRUE(k->change_text("small.txt", agent("a", "fs_write"), source::FileOp::kOverwrite,
+                             replace_with("small\n"))
+                  .ok());
+  write("small.txt", std::string(3000, 'z'));
+  auto grown = k->read_text("small.txt");  // a tool touching it syncs the block
+  EXPECT_EQ(grown.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(grown.status().message()), HasSubstr("too large"));
+  auto status = k->status(std::string("small.txt"));
+  ASSERT_TRUE(status.ok());
+  EXPECT_THAT((*status)[0].frozen, HasSubstr("too large"));
+  write("small.txt", "small again\n");
+  auto text = k->read_text("small.txt");
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(*text, "small again\n");
+  EXPECT_GE(k->history("small.txt", 0)->size(), 2u);
 }
 
 TEST_F(KernelTest, BadWeftTomlRefusesToOpenNamingTheLine) {
