@@ -1,6 +1,7 @@
 // The kernel: opening it, and the changes agents make to a file's text.
 #include "weft/kernel/kernel.h"
 
+#include "kernel/blocks_impl.h"
 #include "kernel/kernel_impl.h"
 #include "weft/fs/state_dir.h"
 
@@ -8,9 +9,26 @@ namespace weft::kernel {
 
 // ---------------------------------------------------------------- opening
 
+namespace {
+
+// The blocks facade: the index of conversation blocks and the append flusher.
+Status open_blocks(Kernel& kernel, Kernel::Impl& k) {
+  auto impl = std::make_unique<Blocks::Impl>();
+  impl->kernel = &kernel;
+  impl->k = &k;
+  impl->memory = std::make_unique<store::MemoryCache>(k.store);
+  WEFT_RETURN_IF_ERROR(impl->load_index());
+  impl->start_flusher();
+  k.blocks = std::make_unique<Blocks>(std::move(impl));
+  return Status();
+}
+
+}  // namespace
+
 Kernel::Kernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Kernel::~Kernel() {
+  impl_->blocks.reset();  // commits pending append batches
   if (impl_->watcher) impl_->watcher->stop();
   // What the files hold now, for the next start.
   std::lock_guard index(impl_->index_mu);
@@ -49,6 +67,7 @@ Result<std::unique_ptr<Kernel>> Kernel::open(std::shared_ptr<fs::Filesystem> fs,
   WEFT_RETURN_IF_ERROR(impl->load_approvals());
   std::unique_ptr<Kernel> kernel(new Kernel(std::move(impl)));
   Impl& k = *kernel->impl_;
+  WEFT_RETURN_IF_ERROR(open_blocks(*kernel, k));
   if (k.options.watch) WEFT_RETURN_IF_ERROR(k.start_watcher());
   // After the watcher starts, so that nothing changed in between goes unseen.
   WEFT_RETURN_IF_ERROR(k.recover_and_reconcile_all());
@@ -56,6 +75,8 @@ Result<std::unique_ptr<Kernel>> Kernel::open(std::shared_ptr<fs::Filesystem> fs,
 }
 
 fs::Filesystem& Kernel::fs() const { return *impl_->fs; }
+
+Blocks& Kernel::blocks() { return *impl_->blocks; }
 
 std::shared_ptr<const source::WorkspaceRules> Kernel::rules() const {
   return impl_->current_rules();

@@ -99,6 +99,7 @@ struct Kernel::Impl {
   ChangeListener listener;
 
   std::unique_ptr<source::Watcher> watcher;
+  std::unique_ptr<Blocks> blocks;  // made last at open, gone first at close
 
   void log(const std::string& line) const {
     if (options.log) options.log(line);

@@ -34,6 +34,7 @@
 #include "weft/base/status.h"
 #include "weft/doc/permission.h"
 #include "weft/fs/filesystem.h"
+#include "weft/kernel/blocks.h"
 #include "weft/source/file_block.h"
 #include "weft/source/rules.h"
 #include "weft/source/watcher.h"
@@ -187,6 +188,11 @@ class Kernel {
                                             const std::string& version,
                                             const std::string& origin)>;
   void set_change_listener(ChangeListener listener);
+
+  // ---- blocks (blocks.h): conversation, file and memory blocks through one
+  // set of operations. The facade lives as long as the kernel; the change
+  // listener above fires for every block commit too.
+  Blocks& blocks();
 
   struct Impl;
 
