@@ -11,9 +11,12 @@
 //    reconciles it, timed), and FileBlock::reconcile alone on a block whose
 //    memory and disk both changed (a CRDT merge);
 //  - Kernel::change_text of a one-line edit to a 100 KB file (fs_edit's work
-//    in the kernel, no MCP), early and late in a run of edits.
+//    in the kernel, no MCP), early and late in a run of edits;
+//  - blocks (blocks.h): single-character appends into one conversation block
+//    through the API (batched), a 10-line edit of a 10,000-line block, and
+//    list{parent_id} among many conversation blocks.
 // The allocator is tuned as `weft mcp` tunes it. Prints one JSON object.
-//   weft_kernel_bench [--quick] [--only watch|change|reconcile]
+//   weft_kernel_bench [--quick] [--only watch|change|reconcile|blocks]
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -365,6 +368,80 @@ Json bench_change(int edits) {
           {"last_quarter", percentiles(last)}};
 }
 
+// The block API's hot paths (fields append_per_s_api, block_edit_p50_us,
+// block_list_ms).
+Json bench_blocks(bool quick) {
+  using namespace weft::kernel;
+  Scratch s("weft-kernel-bench-blocks");
+  auto k = open_kernel(s, false);
+  if (!k.ok()) return {{"error", k.status().to_string()}};
+  Blocks& b = (*k)->blocks();
+  Attribution who{"agent:bench", "block_append", std::nullopt};
+  Json out = Json::object();
+  // Appends: characters of text with a line break every 60.
+  auto target = b.create(who, CreateBlock{});
+  if (!target.ok()) return {{"error", target.status().to_string()}};
+  const size_t appends = quick ? 50000 : 200000;
+  auto start = Clock::now();
+  for (size_t i = 0; i < appends; ++i) {
+    char c = i % 60 == 59 ? '\n' : static_cast<char>('a' + i % 26);
+    auto w = b.append(who, target->block_id, std::string_view(&c, 1));
+    if (!w.ok()) return {{"error", "append: " + w.status().to_string()}};
+  }
+  auto flushed = b.flush(target->block_id);
+  if (!flushed.ok()) return {{"error", flushed.status().to_string()}};
+  double secs = ms_between(start, Clock::now()) / 1000;
+  out["append_per_s_api"] = static_cast<int64_t>(static_cast<double>(appends) / secs);
+  // Edits of 10 lines spread over a 10,000-line block.
+  std::string text;
+  for (int i = 0; i < 10000; ++i) text += "line " + std::to_string(i) + " of the block text\n";
+  CreateBlock big;
+  big.content = text;
+  auto edited = b.create(who, big);
+  if (!edited.ok()) return {{"error", edited.status().to_string()}};
+  std::mt19937 rng(7);
+  std::vector<double> us;
+  const int edits = quick ? 300 : 1000;
+  for (int i = 0; i < edits; ++i) {
+    std::vector<LineEdit> ops;
+    for (int j = 0; j < 10; ++j) {
+      size_t line = j * 1000 + rng() % 999;
+      ops.push_back(LineEdit::replace(line, line + 1, "edited " + std::to_string(i) + "\n"));
+    }
+    auto t0 = Clock::now();
+    auto w = b.edit(who, edited->block_id, ops);
+    us.push_back(ms_between(t0, Clock::now()) * 1000);
+    if (!w.ok()) return {{"error", "edit: " + w.status().to_string()}};
+  }
+  std::sort(us.begin(), us.end());
+  out["block_edit_p50_us"] = round3(us[us.size() / 2]);
+  out["block_edit_p90_us"] = round3(us[us.size() * 9 / 10]);
+  // list{parent_id} among many blocks.
+  const int total = quick ? 20000 : 100000;
+  auto parent = b.create(who, CreateBlock{});
+  if (!parent.ok()) return {{"error", parent.status().to_string()}};
+  for (int i = 0; i < total; ++i) {
+    CreateBlock r;
+    r.content = "message " + std::to_string(i);
+    if (i % 1000 == 0) r.parent_id = parent->block_id;
+    auto w = b.create(who, r);
+    if (!w.ok()) return {{"error", "create: " + w.status().to_string()}};
+  }
+  ListFilter f;
+  f.parent_id = parent->block_id;
+  std::vector<double> ms;
+  for (int i = 0; i < 50; ++i) {
+    auto t0 = Clock::now();
+    auto l = b.list(who, f);
+    ms.push_back(ms_between(t0, Clock::now()));
+    if (!l.ok()) return {{"error", "list: " + l.status().to_string()}};
+  }
+  std::sort(ms.begin(), ms.end());
+  out["block_list_ms"] = round3(ms[ms.size() / 2]);
+  out["block_list_blocks"] = total + 3;
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -384,6 +461,11 @@ int main(int argc, char** argv) {
   }
   if (only.empty() || only == "reconcile") {
     out["reconcile_1mb"] = bench_reconcile(quick ? 8 : 30);
+  }
+  if (only.empty() || only == "blocks") {
+    Json blocks = bench_blocks(quick);
+    for (const auto& [key, value] : blocks.items()) out[key] = value;
+    if (blocks.contains("error")) out["blocks"] = blocks;
   }
   std::printf("%s\n", out.dump().c_str());
   for (const auto& [name, part] : out.items()) {

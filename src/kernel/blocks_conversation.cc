@@ -359,7 +359,11 @@ Result<BlockWrite> Blocks::Impl::commit_splices(ConvEntry& e,
   // The mirror: the text and the line starts from the first changed line on.
   size_t low = splices.back().offset;  // descending order: the last is the lowest
   bool pure_append = splices.size() == 1 && splices[0].erase == 0 && low == e.text.size();
-  for (const TextSplice& s : splices) e.text.replace(s.offset, s.erase, s.insert);
+  if (splices.size() == 1) {
+    e.text.replace(splices[0].offset, splices[0].erase, splices[0].insert);
+  } else {
+    e.text = apply_splices(e.text, splices);
+  }
   if (pure_append) {
     extend_line_starts(e.text, low, e.starts);
   } else {

@@ -257,8 +257,18 @@ Result<TextSplice> plan_splice(std::string_view text, uint64_t offset, uint64_t 
 }
 
 std::string apply_splices(std::string_view text, const std::vector<TextSplice>& splices) {
-  std::string out(text);
-  for (const TextSplice& s : splices) out.replace(s.offset, s.erase, s.insert);
+  // One pass, lowest offset first (the splices come highest first).
+  size_t size = text.size();
+  for (const TextSplice& s : splices) size = size - s.erase + s.insert.size();
+  std::string out;
+  out.reserve(size);
+  size_t at = 0;
+  for (auto it = splices.rbegin(); it != splices.rend(); ++it) {
+    out.append(text.substr(at, it->offset - at));
+    out.append(it->insert);
+    at = it->offset + it->erase;
+  }
+  out.append(text.substr(at));
   return out;
 }
 
