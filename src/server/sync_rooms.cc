@@ -276,9 +276,10 @@ struct SyncRooms::Impl {
       idle_eps.erase(oldest);
       auto it = rooms.find(key);
       if (it == rooms.end()) continue;
-      std::lock_guard rk(it->second->mu);
-      if (!it->second->members.empty()) continue;
-      it->second->dead = true;
+      std::shared_ptr<Room> room = it->second;  // outlives the erase below, and its lock
+      std::lock_guard rk(room->mu);
+      if (!room->members.empty()) continue;
+      room->dead = true;
       rooms.erase(it);
       return true;
     }

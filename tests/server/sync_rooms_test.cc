@@ -596,6 +596,53 @@ TEST_F(SyncRoomsTest, ConcurrentWritersAllConverge) {
   }
 }
 
+TEST_F(SyncRoomsTest, ChurnFromManyThreadsStaysConsistent) {
+  SyncOptions o;
+  o.max_rooms = 6;
+  o.max_idle_eps_rooms = 2;
+  make(o);
+  constexpr int kThreads = 4;
+  const int rounds = 300;
+  std::atomic<bool> stop{false};
+  std::vector<Client> clients;
+  for (int i = 0; i < kThreads; ++i) clients.push_back(open());
+  std::thread background([&] {
+    while (!stop.load()) {
+      rooms_->publish(RoomKey{CrdtType::kLoro, "r0"}, "pub");
+      rooms_->publish(RoomKey{CrdtType::kEphemeralPersisted, "p1"}, "eps");
+      rooms_->evict(RoomKey{CrdtType::kLoro, "r2"}, RoomErrorCode::kRejoinSuggested, "again");
+      rooms_->tick();
+      (void)rooms_->stats();
+    }
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const auto& c = clients[t];
+      for (int i = 0; i < rounds; ++i) {
+        const CrdtType crdt = (i % 3 == 0) ? CrdtType::kEphemeralPersisted : CrdtType::kLoro;
+        const std::string room = (crdt == CrdtType::kLoro ? "r" : "p") + std::to_string((i + t) % 4);
+        rooms_->on_binary(c.id, *encode(Message{crdt, room, JoinRequest{"secret", ""}}));
+        rooms_->on_binary(c.id, *encode(Message{crdt, room,
+                                                DocUpdate{{std::to_string(t) + "/" + std::to_string(i)},
+                                                          id_of(static_cast<uint8_t>(i))}}));
+        if (i % 2 == 0) rooms_->on_binary(c.id, *encode(Message{crdt, room, Leave{}}));
+        rooms_->on_frame_written(c.id, 1 << 30);
+        if (i % 50 == 0) c.sink->take();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  stop = true;
+  background.join();
+  for (const auto& c : clients) rooms_->disconnect(c.id);
+  rooms_->tick();
+  auto s = rooms_->stats();
+  EXPECT_EQ(s.connections, 0u);
+  EXPECT_EQ(s.fragment_bytes, 0u);
+  EXPECT_LE(s.rooms, 2u);  // only idle %EPS rooms with state remain
+}
+
 TEST(SyncAuth, TokensAreRandomHexAndCheckedExactly) {
   auto t1 = generate_token(), t2 = generate_token();
   ASSERT_TRUE(t1.ok());
