@@ -133,7 +133,8 @@ struct Conn {
   std::vector<PendingBatch> batches;
   std::deque<std::pair<RoomKey, BatchId>> refused;
   size_t fragment_bytes = 0;
-  size_t outbound = 0;
+  size_t outbound = 0;  // sent to the sink, not yet reported written
+  size_t exempt = 0;    // part of `outbound` that join replies may hold beyond the cap
   double tokens = 0;
   Clock::time_point refilled;
   size_t rate_strikes = 0;
@@ -197,36 +198,45 @@ struct SyncRooms::Impl {
     close_conn_locked(c, code, reason);
   }
 
-  // Sends frames in order. With `enforce_cap`, a connection whose unwritten
-  // bytes would pass max_outbound_bytes is closed instead. False when closed.
-  bool deliver(Conn& c, std::vector<std::string> frames, bool enforce_cap) {
-    size_t total = 0;
-    for (const auto& f : frames) total += f.size();
-    std::lock_guard lk(c.mu);
+  // Checks the outbound cap for `bytes` more and counts them; closes the
+  // connection (false) when a client has stopped reading. A join reply
+  // (`join_reply`) is never refused: a document may be larger than the cap.
+  bool admit_locked(Conn& c, size_t bytes, bool join_reply) {
     if (c.closed) return false;
-    if (enforce_cap && c.outbound + total > opt.max_outbound_bytes) {
+    if (join_reply) {
+      c.exempt += bytes;
+    } else if (c.outbound + bytes > opt.max_outbound_bytes + c.exempt) {
       slow_closes.fetch_add(1, std::memory_order_relaxed);
       close_conn_locked(c, kCloseSlowConsumer, "slow consumer: too many unsent bytes");
       return false;
     }
-    c.outbound += total;
+    c.outbound += bytes;
+    return true;
+  }
+
+  // Sends frames in order; false when the connection is (now) closed.
+  bool deliver(Conn& c, std::vector<std::string> frames, bool join_reply = false) {
+    size_t total = 0;
+    for (const auto& f : frames) total += f.size();
+    std::lock_guard lk(c.mu);
+    if (!admit_locked(c, total, join_reply)) return false;
     frames_out.fetch_add(frames.size(), std::memory_order_relaxed);
     for (auto& f : frames) c.sink->send_binary(std::move(f));
     return true;
   }
 
-  bool deliver_one(Conn& c, Message m, bool enforce_cap) {
+  bool deliver_one(Conn& c, const Message& m) {
     std::vector<std::string> frames;
     frames.push_back(must_encode(m));
-    return deliver(c, std::move(frames), enforce_cap);
+    return deliver(c, std::move(frames));
   }
 
   void ack(Conn& c, const RoomKey& key, const BatchId& id, UpdateStatus status) {
-    deliver_one(c, Message{key.crdt, key.room_id, Ack{id, status}}, false);
+    deliver_one(c, Message{key.crdt, key.room_id, Ack{id, status}});
   }
 
   void join_error(Conn& c, const RoomKey& key, JoinError e) {
-    deliver_one(c, Message{key.crdt, key.room_id, std::move(e)}, false);
+    deliver_one(c, Message{key.crdt, key.room_id, std::move(e)});
   }
 
   // Sends frames to every member but `except`. Caller holds room.mu.
@@ -237,7 +247,7 @@ struct SyncRooms::Impl {
         ++it;
         continue;
       }
-      if (deliver(*it->second.conn, frames, true)) {
+      if (deliver(*it->second.conn, frames)) {
         ++reached;
         ++it;
       } else {
@@ -400,7 +410,7 @@ struct SyncRooms::Impl {
     frames.push_back(must_encode(
         Message{key.crdt, key.room_id, JoinResponseOk{permission, std::move(grant.version), ""}}));
     for (auto& f : pack_updates(key, grant.updates)) frames.push_back(std::move(f));
-    deliver(*c, std::move(frames), false);
+    deliver(*c, std::move(frames), /*join_reply=*/true);
     return true;
   }
 
@@ -626,8 +636,7 @@ struct SyncRooms::Impl {
           }
           deliver_one(*c, Message{key.crdt, key.room_id,
                                   RoomError{RoomErrorCode::kRejoinSuggested,
-                                            "the update could not be applied; rejoin to resync"}},
-                      false);
+                                            "the update could not be applied; rejoin to resync"}});
         }
         break;
       }
@@ -774,8 +783,7 @@ void SyncRooms::on_text(ConnectionId id, std::string_view text) {
   }
   if (parse_keepalive(text) != Keepalive::kPing) return;
   std::lock_guard lk(c->mu);
-  if (c->closed) return;
-  c->outbound += kPong.size();
+  if (!impl_->admit_locked(*c, kPong.size(), false)) return;
   impl_->frames_out.fetch_add(1, std::memory_order_relaxed);
   c->sink->send_text(std::string(kPong));
 }
@@ -785,6 +793,7 @@ void SyncRooms::on_frame_written(ConnectionId id, size_t bytes) {
   if (!c) return;
   std::lock_guard lk(c->mu);
   c->outbound -= std::min(bytes, c->outbound);
+  c->exempt = std::min(c->exempt, c->outbound);
 }
 
 void SyncRooms::tick() {
@@ -839,8 +848,7 @@ size_t SyncRooms::evict(const RoomKey& key, RoomErrorCode code, std::string_view
         std::lock_guard lk(m.conn->mu);
         m.conn->rooms.erase(key);
       }
-      impl_->deliver_one(*m.conn, Message{key.crdt, key.room_id, RoomError{code, std::string(message)}},
-                         false);
+      impl_->deliver_one(*m.conn, Message{key.crdt, key.room_id, RoomError{code, std::string(message)}});
       ++evicted;
     }
     room->members.clear();

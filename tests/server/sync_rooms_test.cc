@@ -430,6 +430,21 @@ TEST_F(SyncRoomsTest, SlowConsumerIsDisconnectedWithoutSlowingOthers) {
   EXPECT_EQ(rooms_->stats().connections, 2u);
 }
 
+TEST_F(SyncRoomsTest, JoinRepliesMayExceedTheOutboundCap) {
+  SyncOptions o;
+  o.max_outbound_bytes = 1000;
+  make(o);
+  backend_->seed("r", {std::string(5000, 'd')});
+  auto a = open();
+  EXPECT_EQ(join(a, CrdtType::kLoro, "r").size(), 2u);
+  update(a, CrdtType::kLoro, "r", {"u"}, 1);
+  EXPECT_EQ(only_ack(a.sink->take())->status, UpdateStatus::kOk);
+  EXPECT_EQ(a.sink->close_code(), 0);
+  // Acks count too: a client that sends but never reads is closed in the end.
+  for (int i = 0; i < 100; ++i) update(a, CrdtType::kLoro, "r", {"v" + std::to_string(i)}, 2);
+  EXPECT_EQ(a.sink->close_code(), kCloseSlowConsumer);
+}
+
 TEST_F(SyncRoomsTest, ConnectionAndRoomCaps) {
   SyncOptions o;
   o.max_connections = 2;

@@ -14,7 +14,9 @@
 //
 // decode() is strict: every length is checked against the bytes that remain,
 // counts cannot exceed what the frame could hold, trailing bytes are an error,
-// and it never allocates more than the frame's size. Unknown error/status
+// and what it allocates is bounded by the frame's size (the bytes it copies,
+// plus one empty string object per update when a DocUpdate lists many empty
+// updates). Unknown error/status
 // codes decode to their "unknown" value, as loro-protocol does.
 //
 // Thread safety: all functions are stateless; values are plain data.

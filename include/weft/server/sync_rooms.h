@@ -32,7 +32,8 @@
 //   update size, fragment bytes             Ack(payload_too_large)
 //   unfinished fragment batch               Ack(fragment_timeout), bytes freed
 //   outbound bytes not yet written          close kCloseSlowConsumer (the client
-//                                           reconnects and rejoins with its version)
+//                                           reconnects and rejoins with its version);
+//                                           a join's reply may exceed the cap
 //
 // Thread safety: every public method may be called from any thread,
 // concurrently. Frames of one connection must be fed in order and not
