@@ -1,0 +1,884 @@
+// The transport-independent live-sync core: connections, rooms, fragments,
+// caps and fan-out. Lock order: registry (Impl::mu) -> room -> connection.
+#include "weft/server/sync_rooms.h"
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <random>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "weft/server/sync_auth.h"
+
+namespace weft::server::sync {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Room for the envelope when packing several updates into one DocUpdate frame.
+constexpr size_t kEnvelopeSlack = 4 + 2 + kMaxRoomIdBytes + 1 + 5 + 8;
+// Refused fragment batches remembered per connection, so their remaining
+// fragments are dropped quietly instead of each drawing an Ack.
+constexpr size_t kRefusedBatchMemory = 16;
+
+BatchId fresh_batch_id() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  uint64_t v = rng();
+  BatchId id;
+  for (int i = 0; i < 8; ++i) id[i] = static_cast<uint8_t>(v >> (8 * i));
+  return id;
+}
+
+bool served(CrdtType crdt) {
+  return crdt == CrdtType::kLoro || crdt == CrdtType::kEphemeral ||
+         crdt == CrdtType::kEphemeralPersisted;
+}
+
+UpdateStatus status_for_apply_error(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kDataLoss: return UpdateStatus::kInvalidUpdate;
+    case StatusCode::kPermissionDenied: return UpdateStatus::kPermissionDenied;
+    case StatusCode::kResourceExhausted: return UpdateStatus::kPayloadTooLarge;
+    default: return UpdateStatus::kUnknown;
+  }
+}
+
+JoinError join_error_for(const Status& s) {
+  JoinError e;
+  e.message = std::string(s.message());
+  switch (s.code()) {
+    case StatusCode::kPermissionDenied: e.code = JoinErrorCode::kAuthFailed; break;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kDataLoss: e.code = JoinErrorCode::kVersionUnknown; break;
+    default: e.code = JoinErrorCode::kUnknown; break;
+  }
+  return e;
+}
+
+std::string must_encode(const Message& m) {
+  // Callers only build frames that fit (room ids come from decoded frames).
+  auto r = encode(m);
+  return r.ok() ? std::move(r).value() : std::string();
+}
+
+// Frames for a list of updates: consecutive small updates share a DocUpdate
+// frame; an update too large for a frame goes as fragments.
+std::vector<std::string> pack_updates(const RoomKey& key, const std::vector<std::string>& updates) {
+  std::vector<std::string> frames;
+  DocUpdate pending;
+  size_t pending_bytes = 0;
+  auto flush = [&] {
+    if (pending.updates.empty()) return;
+    pending.batch_id = fresh_batch_id();
+    frames.push_back(must_encode(Message{key.crdt, key.room_id, std::move(pending)}));
+    pending = DocUpdate{};
+    pending_bytes = 0;
+  };
+  for (const auto& u : updates) {
+    if (u.empty()) continue;
+    if (u.size() > kFragmentBytes) {
+      flush();
+      auto fs = encode_update_frames(key.crdt, key.room_id, u, fresh_batch_id());
+      if (fs.ok()) {
+        for (auto& f : *fs) frames.push_back(std::move(f));
+      }
+      continue;
+    }
+    if (pending_bytes + u.size() + 5 + kEnvelopeSlack > kMaxMessageBytes) flush();
+    pending.updates.push_back(u);
+    pending_bytes += u.size() + 5;
+  }
+  flush();
+  return frames;
+}
+
+struct PendingBatch {
+  RoomKey room;
+  BatchId id{};
+  uint32_t count = 0;
+  uint32_t total = 0;
+  std::map<uint32_t, std::string> parts;
+  size_t bytes = 0;
+  Clock::time_point deadline;
+};
+
+}  // namespace
+
+std::string room_key_name(const RoomKey& key) {
+  return std::string(crdt_magic(key.crdt)) + ":" + key.room_id;
+}
+
+PermissionCallback token_permission(std::string token, Permission grant) {
+  return [token = std::move(token), grant](const RoomKey&,
+                                           std::string_view auth) -> std::optional<Permission> {
+    if (token_matches(token, auth)) return grant;
+    return std::nullopt;
+  };
+}
+
+namespace {
+
+struct Conn {
+  ConnectionId id = 0;
+  std::string identity;
+  PermissionCallback permission;
+  std::shared_ptr<SyncConnection> sink;
+
+  std::mutex mu;  // guards everything below
+  bool closed = false;
+  std::set<RoomKey> rooms;
+  std::vector<PendingBatch> batches;
+  std::deque<std::pair<RoomKey, BatchId>> refused;
+  size_t fragment_bytes = 0;
+  size_t outbound = 0;  // sent to the sink, not yet reported written
+  size_t exempt = 0;    // part of `outbound` that join replies may hold beyond the cap
+  double tokens = 0;
+  Clock::time_point refilled;
+  size_t rate_strikes = 0;
+  size_t malformed = 0;
+};
+
+struct Member {
+  std::shared_ptr<Conn> conn;
+  Permission permission = Permission::kRead;
+};
+
+struct Room {
+  explicit Room(RoomKey k) : key(std::move(k)) {}
+  const RoomKey key;
+  std::mutex mu;  // guards everything below; held across backend calls and fan-out
+  bool dead = false;  // removed from the registry; a joiner retries
+  std::map<ConnectionId, Member> members;
+  std::deque<std::string> eps_log;  // %EPS: recent updates, oldest first
+  size_t eps_bytes = 0;
+};
+
+}  // namespace
+
+struct SyncRooms::Impl {
+  SyncOptions opt;
+  std::shared_ptr<SyncBackend> backend;
+
+  mutable std::mutex mu;  // guards conns, rooms, idle_eps, next_id
+  std::unordered_map<ConnectionId, std::shared_ptr<Conn>> conns;
+  std::map<RoomKey, std::shared_ptr<Room>> rooms;
+  std::map<RoomKey, Clock::time_point> idle_eps;  // %EPS rooms with state and no member
+  ConnectionId next_id = 1;
+
+  std::atomic<size_t> fragment_bytes_total{0};
+  std::atomic<uint64_t> frames_in{0}, frames_out{0}, updates_applied{0}, slow_closes{0};
+
+  Clock::time_point now() const { return opt.clock ? opt.clock() : Clock::now(); }
+
+  std::shared_ptr<Conn> find_conn(ConnectionId id) {
+    std::lock_guard lk(mu);
+    auto it = conns.find(id);
+    return it == conns.end() ? nullptr : it->second;
+  }
+
+  std::shared_ptr<Room> find_room(const RoomKey& key) {
+    std::lock_guard lk(mu);
+    auto it = rooms.find(key);
+    return it == rooms.end() ? nullptr : it->second;
+  }
+
+  // ---- sending -------------------------------------------------------------
+
+  void close_conn_locked(Conn& c, uint16_t code, std::string_view reason) {
+    if (c.closed) return;
+    c.closed = true;
+    c.sink->close(code, reason);
+  }
+
+  void close_conn(Conn& c, uint16_t code, std::string_view reason) {
+    std::lock_guard lk(c.mu);
+    close_conn_locked(c, code, reason);
+  }
+
+  // Checks the outbound cap for `bytes` more and counts them; closes the
+  // connection (false) when a client has stopped reading. A join reply
+  // (`join_reply`) is never refused: a document may be larger than the cap.
+  bool admit_locked(Conn& c, size_t bytes, bool join_reply) {
+    if (c.closed) return false;
+    if (join_reply) {
+      c.exempt += bytes;
+    } else if (c.outbound + bytes > opt.max_outbound_bytes + c.exempt) {
+      slow_closes.fetch_add(1, std::memory_order_relaxed);
+      close_conn_locked(c, kCloseSlowConsumer, "slow consumer: too many unsent bytes");
+      return false;
+    }
+    c.outbound += bytes;
+    return true;
+  }
+
+  // Sends frames in order; false when the connection is (now) closed.
+  bool deliver(Conn& c, std::vector<std::string> frames, bool join_reply = false) {
+    size_t total = 0;
+    for (const auto& f : frames) total += f.size();
+    std::lock_guard lk(c.mu);
+    if (!admit_locked(c, total, join_reply)) return false;
+    frames_out.fetch_add(frames.size(), std::memory_order_relaxed);
+    for (auto& f : frames) c.sink->send_binary(std::move(f));
+    return true;
+  }
+
+  bool deliver_one(Conn& c, const Message& m) {
+    std::vector<std::string> frames;
+    frames.push_back(must_encode(m));
+    return deliver(c, std::move(frames));
+  }
+
+  void ack(Conn& c, const RoomKey& key, const BatchId& id, UpdateStatus status) {
+    deliver_one(c, Message{key.crdt, key.room_id, Ack{id, status}});
+  }
+
+  void join_error(Conn& c, const RoomKey& key, JoinError e) {
+    deliver_one(c, Message{key.crdt, key.room_id, std::move(e)});
+  }
+
+  // Sends frames to every member but `except`. Caller holds room.mu.
+  size_t fan_out(Room& room, const std::vector<std::string>& frames, ConnectionId except) {
+    size_t reached = 0;
+    for (auto it = room.members.begin(); it != room.members.end();) {
+      if (it->first == except) {
+        ++it;
+        continue;
+      }
+      if (deliver(*it->second.conn, frames)) {
+        ++reached;
+        ++it;
+      } else {
+        it = room.members.erase(it);  // closed: it gets nothing more
+      }
+    }
+    return reached;
+  }
+
+  // ---- rooms ---------------------------------------------------------------
+
+  // Removes `room` from the registry when it has no member and nothing to keep.
+  void maybe_drop(const std::shared_ptr<Room>& room) {
+    std::lock_guard lk(mu);
+    std::unique_lock rk(room->mu);
+    if (room->dead || !room->members.empty()) return;
+    auto it = rooms.find(room->key);
+    if (it == rooms.end() || it->second != room) return;
+    if (room->key.crdt == CrdtType::kEphemeralPersisted && room->eps_bytes > 0) {
+      idle_eps.emplace(room->key, now());
+      rk.unlock();  // trimming may pick this very room
+      trim_idle_eps_locked();
+      return;
+    }
+    room->dead = true;
+    rooms.erase(it);
+  }
+
+  // Drops the longest-idle %EPS room that is still empty; false when there is
+  // none. Caller holds mu and no room lock.
+  bool evict_idle_eps_locked() {
+    while (!idle_eps.empty()) {
+      auto oldest = std::min_element(idle_eps.begin(), idle_eps.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+      RoomKey key = oldest->first;
+      idle_eps.erase(oldest);
+      auto it = rooms.find(key);
+      if (it == rooms.end()) continue;
+      std::shared_ptr<Room> room = it->second;  // outlives the erase below, and its lock
+      std::lock_guard rk(room->mu);
+      if (!room->members.empty()) continue;
+      room->dead = true;
+      rooms.erase(it);
+      return true;
+    }
+    return false;
+  }
+
+  void trim_idle_eps_locked() {
+    while (idle_eps.size() > opt.max_idle_eps_rooms) {
+      if (!evict_idle_eps_locked()) break;
+    }
+  }
+
+  Result<std::shared_ptr<Room>> get_or_create(const RoomKey& key) {
+    std::lock_guard lk(mu);
+    idle_eps.erase(key);
+    auto it = rooms.find(key);
+    if (it != rooms.end()) return it->second;
+    if (rooms.size() >= opt.max_rooms && !evict_idle_eps_locked()) {
+      return resource_exhausted("the server has " + std::to_string(opt.max_rooms) +
+                                " rooms open, its limit");
+    }
+    auto room = std::make_shared<Room>(key);
+    rooms.emplace(key, room);
+    return room;
+  }
+
+  void remember_eps(Room& room, std::string_view update) {
+    if (update.size() > opt.eps_state_max_bytes) {
+      room.eps_log.clear();
+      room.eps_bytes = 0;
+      return;
+    }
+    room.eps_log.emplace_back(update);
+    room.eps_bytes += update.size();
+    while (room.eps_bytes > opt.eps_state_max_bytes && !room.eps_log.empty()) {
+      room.eps_bytes -= room.eps_log.front().size();
+      room.eps_log.pop_front();
+    }
+  }
+
+  // ---- messages ------------------------------------------------------------
+
+  void handle_join(const std::shared_ptr<Conn>& c, const RoomKey& key, const JoinRequest& req) {
+    if (!served(key.crdt)) {
+      join_error(*c, key, JoinError{JoinErrorCode::kUnknown,
+                                    "weft serves %LOR, %EPH and %EPS rooms, not " +
+                                        std::string(crdt_magic(key.crdt)),
+                                    std::nullopt, std::nullopt});
+      return;
+    }
+    if (key.crdt == CrdtType::kLoro && !backend) {
+      join_error(*c, key, JoinError{JoinErrorCode::kUnknown, "this server has no document store",
+                                    std::nullopt, std::nullopt});
+      return;
+    }
+    size_t joined_count;
+    bool already;
+    {
+      std::lock_guard lk(c->mu);
+      already = c->rooms.count(key) > 0;
+      joined_count = c->rooms.size();
+    }
+    if (!already && joined_count >= opt.max_rooms_per_connection) {
+      join_error(*c, key, JoinError{JoinErrorCode::kAppError,
+                                    "a connection may join at most " +
+                                        std::to_string(opt.max_rooms_per_connection) + " rooms",
+                                    std::nullopt, "too_many_rooms"});
+      return;
+    }
+    std::optional<Permission> permission = c->permission(key, req.auth);
+    if (!permission) {
+      join_error(*c, key, JoinError{JoinErrorCode::kAuthFailed,
+                                    "the join's token does not grant access to " + room_key_name(key),
+                                    std::nullopt, std::nullopt});
+      return;
+    }
+    for (;;) {
+      auto room_or = get_or_create(key);
+      if (!room_or.ok()) {
+        join_error(*c, key, JoinError{JoinErrorCode::kAppError, std::string(room_or.status().message()),
+                                      std::nullopt, "too_many_rooms"});
+        return;
+      }
+      std::shared_ptr<Room> room = *room_or;
+      std::unique_lock rk(room->mu);
+      if (room->dead) continue;  // dropped between lookup and lock: look again
+      const bool joined = join_locked(c, *room, req, *permission);
+      const bool empty = room->members.empty();
+      rk.unlock();
+      if (!joined && empty) maybe_drop(room);
+      return;
+    }
+  }
+
+  // The join proper, under the room's lock. False when the connection did not join.
+  bool join_locked(const std::shared_ptr<Conn>& c, Room& room, const JoinRequest& req,
+                   Permission permission) {
+    const RoomKey& key = room.key;
+    JoinGrant grant;
+    if (key.crdt == CrdtType::kLoro) {
+      auto g = backend->join(key, c->identity, req.version);
+      if (!g.ok()) {
+        join_error(*c, key, join_error_for(g.status()));
+        return false;
+      }
+      grant = std::move(g).value();
+      if (grant.permission == Permission::kRead) permission = Permission::kRead;
+    } else if (key.crdt == CrdtType::kEphemeralPersisted) {
+      grant.updates.assign(room.eps_log.begin(), room.eps_log.end());
+    }
+    {
+      std::lock_guard lk(c->mu);
+      if (c->closed) return false;
+      c->rooms.insert(key);
+    }
+    room.members[c->id] = Member{c, permission};
+    std::vector<std::string> frames;
+    frames.push_back(must_encode(
+        Message{key.crdt, key.room_id, JoinResponseOk{permission, std::move(grant.version), ""}}));
+    for (auto& f : pack_updates(key, grant.updates)) frames.push_back(std::move(f));
+    deliver(*c, std::move(frames), /*join_reply=*/true);
+    return true;
+  }
+
+  // Applies updates from `c` to the room, Acks them and fans them out; returns the Ack status.
+  // `fragmented`: the single update came in fragments and goes out the same way.
+  UpdateStatus apply_updates(const std::shared_ptr<Conn>& c, const RoomKey& key,
+                             const std::vector<std::string>& updates, const BatchId& batch_id,
+                             bool fragmented) {
+    std::shared_ptr<Room> room = find_room(key);
+    if (!room) {
+      ack(*c, key, batch_id, UpdateStatus::kPermissionDenied);  // never joined
+      return UpdateStatus::kPermissionDenied;
+    }
+    std::lock_guard rk(room->mu);
+    auto m = room->members.find(c->id);
+    if (room->dead || m == room->members.end() || m->second.permission != Permission::kWrite) {
+      ack(*c, key, batch_id, UpdateStatus::kPermissionDenied);
+      return UpdateStatus::kPermissionDenied;
+    }
+    UpdateStatus status = UpdateStatus::kOk;
+    std::vector<std::string> accepted;
+    for (const auto& u : updates) {
+      if (u.empty()) continue;
+      if (u.size() > opt.max_update_bytes) {
+        status = UpdateStatus::kPayloadTooLarge;
+        break;
+      }
+      if (key.crdt == CrdtType::kLoro) {
+        auto r = backend->apply(key, u, c->identity);
+        if (!r.ok()) {
+          status = status_for_apply_error(r.status());
+          break;
+        }
+        updates_applied.fetch_add(1, std::memory_order_relaxed);
+        if (!*r) continue;
+      } else if (key.crdt == CrdtType::kEphemeralPersisted) {
+        remember_eps(*room, u);
+      }
+      accepted.push_back(u);
+    }
+    // The Ack goes first, as loro-websocket's SimpleServer does.
+    ack(*c, key, batch_id, status);
+    if (!accepted.empty()) {
+      std::vector<std::string> frames;
+      if (fragmented) {
+        auto fs = encode_update_frames(key.crdt, key.room_id, accepted.front(), batch_id);
+        if (fs.ok()) frames = std::move(fs).value();
+      } else {
+        frames.push_back(must_encode(Message{key.crdt, key.room_id, DocUpdate{accepted, batch_id}}));
+      }
+      fan_out(*room, frames, c->id);
+    }
+    return status;
+  }
+
+  void refuse_batch_locked(Conn& c, const RoomKey& key, const BatchId& id) {
+    c.refused.emplace_back(key, id);
+    while (c.refused.size() > kRefusedBatchMemory) c.refused.pop_front();
+  }
+
+  void drop_batch_locked(Conn& c, size_t index) {
+    fragment_bytes_total.fetch_sub(c.batches[index].bytes, std::memory_order_relaxed);
+    c.fragment_bytes -= c.batches[index].bytes;
+    c.batches.erase(c.batches.begin() + static_cast<ptrdiff_t>(index));
+  }
+
+  void handle_header(const std::shared_ptr<Conn>& c, const RoomKey& key, const FragmentHeader& h) {
+    UpdateStatus refuse = UpdateStatus::kOk;
+    if (h.total_size > opt.max_update_bytes) {
+      refuse = UpdateStatus::kPayloadTooLarge;
+    } else if (h.fragment_count == 0 || h.total_size == 0 || h.fragment_count > h.total_size) {
+      refuse = UpdateStatus::kInvalidUpdate;
+    } else {
+      std::shared_ptr<Room> room = find_room(key);
+      if (!room) {
+        refuse = UpdateStatus::kPermissionDenied;
+      } else {
+        std::lock_guard rk(room->mu);
+        auto m = room->members.find(c->id);
+        if (m == room->members.end() || m->second.permission != Permission::kWrite) {
+          refuse = UpdateStatus::kPermissionDenied;
+        }
+      }
+    }
+    {
+      std::lock_guard lk(c->mu);
+      if (c->closed) return;
+      for (size_t i = 0; i < c->batches.size(); ++i) {
+        if (c->batches[i].id == h.batch_id && c->batches[i].room == key) {
+          drop_batch_locked(*c, i);  // a resend replaces the earlier attempt
+          break;
+        }
+      }
+      if (refuse == UpdateStatus::kOk && c->batches.size() >= opt.max_fragment_batches_per_connection) {
+        refuse = UpdateStatus::kPayloadTooLarge;
+      }
+      if (refuse != UpdateStatus::kOk) {
+        refuse_batch_locked(*c, key, h.batch_id);
+      } else {
+        PendingBatch b;
+        b.room = key;
+        b.id = h.batch_id;
+        b.count = h.fragment_count;
+        b.total = h.total_size;
+        b.deadline = now() + opt.fragment_timeout;
+        c->batches.push_back(std::move(b));
+      }
+    }
+    if (refuse != UpdateStatus::kOk) ack(*c, key, h.batch_id, refuse);
+  }
+
+  void handle_fragment(const std::shared_ptr<Conn>& c, const RoomKey& key, Fragment f) {
+    UpdateStatus refuse = UpdateStatus::kOk;
+    std::string whole;
+    bool complete = false;
+    {
+      std::lock_guard lk(c->mu);
+      if (c->closed) return;
+      size_t i = 0;
+      while (i < c->batches.size() && !(c->batches[i].id == f.batch_id && c->batches[i].room == key)) ++i;
+      if (i == c->batches.size()) {
+        for (const auto& r : c->refused) {
+          if (r.first == key && r.second == f.batch_id) return;  // already answered
+        }
+        refuse = UpdateStatus::kFragmentTimeout;  // unknown or expired batch: resend it all
+      } else {
+        PendingBatch& b = c->batches[i];
+        const size_t old = b.parts.count(f.index) ? b.parts[f.index].size() : 0;
+        const size_t grow = f.data.size() > old ? f.data.size() - old : 0;
+        if (f.index >= b.count || b.bytes - old + f.data.size() > b.total) {
+          refuse = UpdateStatus::kInvalidUpdate;
+        } else if (c->fragment_bytes + grow > opt.max_fragment_bytes_per_connection ||
+                   fragment_bytes_total.load(std::memory_order_relaxed) + grow >
+                       opt.max_fragment_bytes_total) {
+          refuse = UpdateStatus::kPayloadTooLarge;
+        }
+        if (refuse != UpdateStatus::kOk) {
+          drop_batch_locked(*c, i);
+          refuse_batch_locked(*c, key, f.batch_id);
+        } else {
+          b.bytes = b.bytes - old + f.data.size();
+          c->fragment_bytes = c->fragment_bytes - old + f.data.size();
+          fragment_bytes_total.fetch_add(f.data.size(), std::memory_order_relaxed);
+          fragment_bytes_total.fetch_sub(old, std::memory_order_relaxed);
+          b.parts[f.index] = std::move(f.data);
+          if (b.parts.size() == b.count) {
+            if (b.bytes != b.total) {
+              refuse = UpdateStatus::kInvalidUpdate;
+            } else {
+              whole.reserve(b.total);
+              for (auto& [idx, part] : b.parts) whole.append(part);
+              complete = true;
+            }
+            drop_batch_locked(*c, i);
+          }
+        }
+      }
+    }
+    if (refuse != UpdateStatus::kOk) {
+      ack(*c, key, f.batch_id, refuse);
+      return;
+    }
+    if (complete) {
+      std::vector<std::string> one;
+      one.push_back(std::move(whole));
+      apply_updates(c, key, one, f.batch_id, true);
+    }
+  }
+
+  void leave_room(const std::shared_ptr<Conn>& c, const RoomKey& key) {
+    std::shared_ptr<Room> room = find_room(key);
+    if (room) {
+      std::lock_guard rk(room->mu);
+      room->members.erase(c->id);
+    }
+    {
+      std::lock_guard lk(c->mu);
+      c->rooms.erase(key);
+      for (size_t i = c->batches.size(); i-- > 0;) {
+        if (c->batches[i].room == key) drop_batch_locked(*c, i);
+      }
+    }
+    if (room) maybe_drop(room);
+  }
+
+  void handle_message(const std::shared_ptr<Conn>& c, Message msg) {
+    RoomKey key{msg.crdt, std::move(msg.room_id)};
+    switch (msg.type()) {
+      case MessageType::kJoinRequest:
+        handle_join(c, key, std::get<JoinRequest>(msg.body));
+        break;
+      case MessageType::kDocUpdate: {
+        auto& u = std::get<DocUpdate>(msg.body);
+        apply_updates(c, key, u.updates, u.batch_id, false);
+        break;
+      }
+      case MessageType::kDocUpdateFragmentHeader:
+        handle_header(c, key, std::get<FragmentHeader>(msg.body));
+        break;
+      case MessageType::kDocUpdateFragment:
+        handle_fragment(c, key, std::move(std::get<Fragment>(msg.body)));
+        break;
+      case MessageType::kLeave:
+        leave_room(c, key);
+        break;
+      case MessageType::kJoinError:
+        // loro-websocket sends this when it could not use a JoinResponseOk.
+        leave_room(c, key);
+        break;
+      case MessageType::kAck: {
+        // A client failed to apply what the server sent: it rejoins to catch up.
+        const auto& a = std::get<Ack>(msg.body);
+        if (a.status == UpdateStatus::kOk) break;
+        bool member = false;
+        if (auto room = find_room(key)) {
+          std::lock_guard rk(room->mu);
+          member = room->members.erase(c->id) > 0;
+        }
+        if (member) {
+          {
+            std::lock_guard lk(c->mu);
+            c->rooms.erase(key);
+          }
+          deliver_one(*c, Message{key.crdt, key.room_id,
+                                  RoomError{RoomErrorCode::kRejoinSuggested,
+                                            "the update could not be applied; rejoin to resync"}});
+        }
+        break;
+      }
+      case MessageType::kJoinResponseOk:
+      case MessageType::kRoomError:
+        break;  // server-to-client messages: ignored
+    }
+  }
+
+  // Takes a token from the connection's bucket; false when it is empty.
+  bool take_token(Conn& c, bool& close) {
+    std::lock_guard lk(c.mu);
+    const auto t = now();
+    if (c.refilled != Clock::time_point{}) {
+      const double secs = std::chrono::duration<double>(t - c.refilled).count();
+      c.tokens = std::min(opt.message_burst, c.tokens + std::max(0.0, secs) * opt.messages_per_second);
+    }
+    c.refilled = t;
+    if (c.tokens >= 1) {
+      c.tokens -= 1;
+      return true;
+    }
+    close = ++c.rate_strikes >= opt.max_rate_strikes;
+    return false;
+  }
+};
+
+SyncRooms::SyncRooms(SyncOptions options, std::shared_ptr<SyncBackend> backend)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->opt = std::move(options);
+  impl_->backend = std::move(backend);
+}
+
+SyncRooms::~SyncRooms() = default;
+
+Result<ConnectionId> SyncRooms::connect(ConnectionInfo info) {
+  if (!info.sink) return invalid_argument("sync: a connection needs a sink");
+  if (!info.permission) return invalid_argument("sync: a connection needs a permission callback");
+  auto c = std::make_shared<Conn>();
+  c->identity = std::move(info.identity);
+  c->permission = std::move(info.permission);
+  c->sink = std::move(info.sink);
+  c->tokens = impl_->opt.message_burst;
+  std::lock_guard lk(impl_->mu);
+  if (impl_->conns.size() >= impl_->opt.max_connections) {
+    return resource_exhausted("sync: " + std::to_string(impl_->opt.max_connections) +
+                              " connections are open, the server's limit");
+  }
+  c->id = impl_->next_id++;
+  impl_->conns.emplace(c->id, c);
+  return c->id;
+}
+
+void SyncRooms::disconnect(ConnectionId id) {
+  std::shared_ptr<Conn> c;
+  {
+    std::lock_guard lk(impl_->mu);
+    auto it = impl_->conns.find(id);
+    if (it == impl_->conns.end()) return;
+    c = it->second;
+    impl_->conns.erase(it);
+  }
+  std::set<RoomKey> rooms;
+  {
+    std::lock_guard lk(c->mu);
+    c->closed = true;  // from here on nothing joins it to a room or sends to it
+    rooms = c->rooms;
+    c->rooms.clear();
+    while (!c->batches.empty()) impl_->drop_batch_locked(*c, c->batches.size() - 1);
+  }
+  for (const auto& key : rooms) {
+    if (auto room = impl_->find_room(key)) {
+      {
+        std::lock_guard rk(room->mu);
+        room->members.erase(id);
+      }
+      impl_->maybe_drop(room);
+    }
+  }
+}
+
+void SyncRooms::on_binary(ConnectionId id, std::string_view frame) {
+  auto c = impl_->find_conn(id);
+  if (!c) return;
+  impl_->frames_in.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard lk(c->mu);
+    if (c->closed) return;
+  }
+  if (frame.size() > kMaxMessageBytes) {
+    impl_->close_conn(*c, kCloseMessageTooLarge, "a sync frame is at most 262144 bytes");
+    return;
+  }
+  bool close = false;
+  if (!impl_->take_token(*c, close)) {
+    FrameEnvelope env = peek_envelope(frame);
+    if (close) {
+      impl_->close_conn(*c, kCloseRateLimited, "too many messages");
+    } else if (env.crdt && env.room_id && env.batch_id && env.type &&
+               *env.type != MessageType::kDocUpdateFragment) {
+      impl_->ack(*c, RoomKey{*env.crdt, *env.room_id}, *env.batch_id, UpdateStatus::kRateLimited);
+    }
+    return;
+  }
+  auto msg = decode(frame);
+  if (!msg.ok()) {
+    size_t malformed;
+    {
+      std::lock_guard lk(c->mu);
+      malformed = ++c->malformed;
+    }
+    if (malformed >= impl_->opt.max_malformed_frames) {
+      impl_->close_conn(*c, kCloseProtocolError, "too many malformed sync frames");
+      return;
+    }
+    FrameEnvelope env = peek_envelope(frame);
+    if (env.crdt && env.room_id && env.batch_id && env.type) {
+      RoomKey key{*env.crdt, *env.room_id};
+      {
+        std::lock_guard lk(c->mu);
+        for (size_t i = 0; i < c->batches.size(); ++i) {
+          if (c->batches[i].id == *env.batch_id && c->batches[i].room == key) {
+            impl_->drop_batch_locked(*c, i);
+            break;
+          }
+        }
+        impl_->refuse_batch_locked(*c, key, *env.batch_id);
+      }
+      impl_->ack(*c, key, *env.batch_id, UpdateStatus::kInvalidUpdate);
+    }
+    return;
+  }
+  impl_->handle_message(c, std::move(msg).value());
+}
+
+void SyncRooms::on_text(ConnectionId id, std::string_view text) {
+  auto c = impl_->find_conn(id);
+  if (!c) return;
+  impl_->frames_in.fetch_add(1, std::memory_order_relaxed);
+  bool close = false;
+  if (!impl_->take_token(*c, close)) {
+    if (close) impl_->close_conn(*c, kCloseRateLimited, "too many messages");
+    return;
+  }
+  if (parse_keepalive(text) != Keepalive::kPing) return;
+  std::lock_guard lk(c->mu);
+  if (!impl_->admit_locked(*c, kPong.size(), false)) return;
+  impl_->frames_out.fetch_add(1, std::memory_order_relaxed);
+  c->sink->send_text(std::string(kPong));
+}
+
+void SyncRooms::on_frame_written(ConnectionId id, size_t bytes) {
+  auto c = impl_->find_conn(id);
+  if (!c) return;
+  std::lock_guard lk(c->mu);
+  c->outbound -= std::min(bytes, c->outbound);
+  c->exempt = std::min(c->exempt, c->outbound);
+}
+
+void SyncRooms::tick() {
+  std::vector<std::shared_ptr<Conn>> all;
+  {
+    std::lock_guard lk(impl_->mu);
+    all.reserve(impl_->conns.size());
+    for (auto& [id, c] : impl_->conns) all.push_back(c);
+  }
+  const auto t = impl_->now();
+  std::vector<ConnectionId> closed;
+  for (auto& c : all) {
+    std::vector<std::pair<RoomKey, BatchId>> expired;
+    {
+      std::lock_guard lk(c->mu);
+      if (c->closed) {
+        closed.push_back(c->id);
+        continue;
+      }
+      for (size_t i = c->batches.size(); i-- > 0;) {
+        if (c->batches[i].deadline <= t) {
+          expired.emplace_back(c->batches[i].room, c->batches[i].id);
+          impl_->drop_batch_locked(*c, i);
+        }
+      }
+    }
+    for (auto& [key, id] : expired) impl_->ack(*c, key, id, UpdateStatus::kFragmentTimeout);
+  }
+  for (ConnectionId id : closed) disconnect(id);
+}
+
+size_t SyncRooms::publish(const RoomKey& key, std::string_view update) {
+  if (update.empty()) return 0;
+  std::shared_ptr<Room> room = impl_->find_room(key);
+  if (!room) return 0;
+  auto frames = encode_update_frames(key.crdt, key.room_id, update, fresh_batch_id());
+  if (!frames.ok()) return 0;
+  std::lock_guard rk(room->mu);
+  if (room->dead) return 0;
+  if (key.crdt == CrdtType::kEphemeralPersisted) impl_->remember_eps(*room, update);
+  return impl_->fan_out(*room, *frames, 0);
+}
+
+size_t SyncRooms::evict(const RoomKey& key, RoomErrorCode code, std::string_view message) {
+  std::shared_ptr<Room> room = impl_->find_room(key);
+  if (!room) return 0;
+  size_t evicted = 0;
+  {
+    std::lock_guard rk(room->mu);
+    for (auto& [id, m] : room->members) {
+      {
+        std::lock_guard lk(m.conn->mu);
+        m.conn->rooms.erase(key);
+      }
+      impl_->deliver_one(*m.conn, Message{key.crdt, key.room_id, RoomError{code, std::string(message)}});
+      ++evicted;
+    }
+    room->members.clear();
+  }
+  impl_->maybe_drop(room);
+  return evicted;
+}
+
+void SyncRooms::close_all(std::string_view reason) {
+  std::vector<std::shared_ptr<Conn>> all;
+  {
+    std::lock_guard lk(impl_->mu);
+    for (auto& [id, c] : impl_->conns) all.push_back(c);
+  }
+  for (auto& c : all) impl_->close_conn(*c, kCloseGoingAway, reason);
+}
+
+SyncStats SyncRooms::stats() const {
+  SyncStats s;
+  {
+    std::lock_guard lk(impl_->mu);
+    s.connections = impl_->conns.size();
+    s.rooms = impl_->rooms.size();
+  }
+  s.fragment_bytes = impl_->fragment_bytes_total.load();
+  s.frames_in = impl_->frames_in.load();
+  s.frames_out = impl_->frames_out.load();
+  s.updates_applied = impl_->updates_applied.load();
+  s.slow_consumer_closes = impl_->slow_closes.load();
+  return s;
+}
+
+}  // namespace weft::server::sync
