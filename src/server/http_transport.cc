@@ -130,7 +130,7 @@ Status HttpServer::run() {
   if (!impl_->acceptor) WEFT_RETURN_IF_ERROR(listen());
   if (impl_->stopping) return Status();
   size_t workers = impl_->options.workers;
-  if (workers == 0) workers = 2 * std::max(1u, std::thread::hardware_concurrency());
+  if (workers == 0) workers = std::max(1u, std::thread::hardware_concurrency());
   if (!impl_->workers.start(workers)) return unavailable("cannot start the worker threads");
   // The loop keeps running while requests are on workers (with nothing
   // pending in it) and after the acceptor closed: stop() ends it once every

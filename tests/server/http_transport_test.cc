@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -621,6 +622,52 @@ TEST_F(HttpFewThreadsTest, OpenGetStreamsHoldNoThreadAndStillGetTheirMessages) {
   EXPECT_EQ(send(http::verb::delete_, "", {{"Mcp-Session-Id", sessions[1]}}).status, 200);
   std::string rest = read_until_closed(streams[1], std::chrono::seconds(5));
   EXPECT_EQ(rest.find("<timeout>"), std::string::npos) << rest;
+}
+
+// The default options (a worker pool as large as the cores), counting the
+// process's threads before the server starts.
+class HttpIdleConnectionsTest : public HttpTransportTest {
+ protected:
+  void SetUp() override {
+    threads_without_server_ = thread_count();
+    HttpTransportTest::SetUp();
+  }
+  size_t threads_without_server_ = 0;
+};
+
+TEST_F(HttpIdleConnectionsTest, IdleConnectionsHoldNoThread) {
+  constexpr int kConnections = 200;
+  const std::string session = initialize_session();  // the server is up, its pool started
+  ASSERT_FALSE(session.empty());
+  const size_t serving = thread_count();
+  const size_t pool = std::max(1u, std::thread::hardware_concurrency());
+  // The pool, the event loop (run()'s own thread) and the reaper.
+  EXPECT_LE(serving, threads_without_server_ + pool + 2);
+  net::io_context ioc;
+  std::vector<net::ip::tcp::socket> idle;
+  for (int i = 0; i < kConnections; ++i) idle.push_back(connect_raw(ioc));
+  // Every connection is accepted: the first request on each is answered.
+  http::request<http::string_body> ping_req{http::verb::post, "/mcp", 11};
+  ping_req.set(http::field::host, "127.0.0.1");
+  ping_req.set(http::field::content_type, "application/json");
+  ping_req.set("Mcp-Session-Id", session);
+  ping_req.body() = R"({"jsonrpc":"2.0","id":2,"method":"ping"})";
+  ping_req.prepare_payload();
+  auto ping_on = [&](net::ip::tcp::socket& sock) {
+    http::write(sock, ping_req);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    beast::error_code ec;
+    http::read(sock, buffer, res, ec);
+    return ec ? 0 : res.result_int();
+  };
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(thread_count(), serving) << kConnections << " connections opened, none used";
+  // Half of them now sit idle in keep-alive after a request.
+  for (int i = 0; i < kConnections; i += 2) ASSERT_EQ(ping_on(idle[i]), 200u) << i;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(thread_count(), serving) << kConnections << " connections idle, half after a request";
+  for (int i = 1; i < kConnections; i += 2) ASSERT_EQ(ping_on(idle[i]), 200u) << i;
 }
 
 }  // namespace

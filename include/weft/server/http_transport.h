@@ -70,8 +70,9 @@ struct HttpOptions {
   int request_timeout_ms = 60'000;
   // Threads running the event loop (accepting, reading, writing).
   size_t io_threads = 1;
-  // Threads running requests (tool calls and the like); 0 = twice the
-  // number of cores. A POST waits in a queue while all are busy.
+  // Threads running requests (tool calls and the like); 0 = as many as the
+  // cores. A POST waits in a queue while all are busy; an idle connection
+  // holds none.
   size_t workers = 0;
 };
 
