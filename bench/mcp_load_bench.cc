@@ -318,21 +318,27 @@ struct Run {
 };
 
 // One session: a keep-alive connection carrying its requests, driven by
-// completion handlers on its own strand (no thread of its own). A transport
-// failure closes the connection and the next call reconnects, as a client
-// would.
+// completion handlers (on its own strand when the loop has several threads;
+// no thread of its own). A transport failure closes the connection and the
+// next call reconnects, as a client would.
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(net::io_context& ioc, Run& run)
-      : run_(run), strand_(net::make_strand(ioc)), sock_(strand_), timer_(strand_) {}
+      : run_(run),
+        // A strand only when several threads run the loop: on one it would
+        // add a hop to every completion.
+        executor_(run.o.client_threads > 1 ? net::any_io_executor(net::make_strand(ioc))
+                                           : net::any_io_executor(ioc.get_executor())),
+        sock_(executor_),
+        timer_(executor_) {}
 
   // Initializes the session, then tells `run` it is open (or failed to be).
   void open() {
-    net::dispatch(strand_, [self = shared_from_this()] { self->initialize(); });
+    net::dispatch(executor_, [self = shared_from_this()] { self->initialize(); });
   }
   // Starts the timed calls (after every session opened), the first one at `first`.
   void start_calls(Clock::time_point first) {
-    net::dispatch(strand_, [self = shared_from_this(), first] {
+    net::dispatch(executor_, [self = shared_from_this(), first] {
       if (!self->opened_) return;
       self->timer_.expires_at(first);
       self->timer_.async_wait([self](beast::error_code) { self->call(); });
@@ -459,7 +465,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   Run& run_;
-  net::strand<net::io_context::executor_type> strand_;
+  net::any_io_executor executor_;
   tcp::socket sock_;
   net::steady_timer timer_;
   beast::flat_buffer buffer_;
