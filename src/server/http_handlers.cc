@@ -75,12 +75,26 @@ std::string modern_version(const Message& m) {
   return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
-// Writes SSE events on one chunked response; thread-safe.
-class SseWriter {
+http::status status_for(const Json& reply, bool modern) {
+  if (!reply.is_object() || !reply.contains("error")) return http::status::ok;
+  int code = reply["error"].value("code", 0);
+  if (code == rpc::kParseError || code == rpc::kInvalidRequest) return http::status::bad_request;
+  if (modern && code == rpc::kMethodNotFound) return http::status::not_found;
+  if (code == rpc::kUnsupportedProtocolVersion || code == rpc::kHeaderMismatch) {
+    return http::status::bad_request;
+  }
+  return http::status::ok;
+}
+
+}  // namespace
+
+// Writes SSE events on one chunked response, through the connection's
+// write queue; thread-safe.
+class HttpServer::Impl::SseWriter {
  public:
   // The response header waits in the buffer until the first flush, so that a
   // call that reports nothing before its answer goes out in one write.
-  SseWriter(tcp::socket& sock, const std::string& session_id) : sock_(sock) {
+  SseWriter(Conn& conn, const std::string& session_id) : conn_(conn) {
     pending_ =
         "HTTP/1.1 200 OK\r\nServer: weft\r\nContent-Type: text/event-stream\r\n"
         "Cache-Control: no-cache\r\n";
@@ -106,11 +120,7 @@ class SseWriter {
     if (last) append_chunk(event_text(*last));
     pending_ += "0\r\n\r\n";
     flush_locked();
-    return !ec_;
-  }
-  bool ok() {
-    std::lock_guard lock(mu_);
-    return !ec_;
+    return !conn_.failed();
   }
 
  private:
@@ -125,49 +135,42 @@ class SseWriter {
     pending_ += "\r\n";
   }
   void flush_locked() {
-    if (!ec_ && !pending_.empty()) net::write(sock_, net::buffer(pending_), ec_);
+    if (!pending_.empty()) conn_.send(std::move(pending_));
     pending_.clear();
   }
 
-  tcp::socket& sock_;
+  Conn& conn_;
   std::mutex mu_;
-  std::string pending_;  // bytes not yet written
-  beast::error_code ec_;
+  std::string pending_;  // bytes not yet queued on the connection
 };
 
-http::status status_for(const Json& reply, bool modern) {
-  if (!reply.is_object() || !reply.contains("error")) return http::status::ok;
-  int code = reply["error"].value("code", 0);
-  if (code == rpc::kParseError || code == rpc::kInvalidRequest) return http::status::bad_request;
-  if (modern && code == rpc::kMethodNotFound) return http::status::not_found;
-  if (code == rpc::kUnsupportedProtocolVersion || code == rpc::kHeaderMismatch) {
-    return http::status::bad_request;
+bool HttpServer::Impl::carries_request(const ParsedInput& input) {
+  bool has_request = input.is_batch;
+  for (const auto& item : input.items) {
+    has_request = has_request || (item.message && item.message->kind == MessageKind::kRequest);
   }
-  return http::status::ok;
+  return has_request;
 }
 
-}  // namespace
-
-bool HttpServer::Impl::handle_post(Conn& conn, const Request& req) {
-  tcp::socket& sock = conn.sock;
+HttpServer::Impl::After HttpServer::Impl::handle_post(Conn& conn, const Request& req,
+                                                      ParsedInput input) {
   if (!media_type_is(req[http::field::content_type], "application/json")) {
     Json error = make_error(nullptr, rpc::kInvalidRequest,
                             "Unsupported Media Type: POST a JSON-RPC message with "
                             "Content-Type: application/json");
-    return respond(sock, req, http::status::unsupported_media_type, &error);
+    return respond(conn, req, http::status::unsupported_media_type, &error);
   }
   if (req.find(http::field::accept) != req.end() && !accepts(req, "application/json", true)) {
     Json error = make_error(nullptr, rpc::kInvalidRequest,
                             "Not Acceptable: replies are application/json (or text/event-stream); "
                             "send Accept: application/json, text/event-stream");
-    return respond(sock, req, http::status::not_acceptable, &error);
+    return respond(conn, req, http::status::not_acceptable, &error);
   }
-  ParsedInput input = parse_input(req.body(), server.options().max_message_bytes);
   const Message* single = !input.is_batch && input.items.size() == 1 && input.items[0].message
                               ? &*input.items[0].message
                               : nullptr;
   if (!input.is_batch && input.items[0].error_response) {
-    return respond(sock, req, http::status::bad_request, &*input.items[0].error_response);
+    return respond(conn, req, http::status::bad_request, &*input.items[0].error_response);
   }
   bool is_request = single && single->kind == MessageKind::kRequest;
   std::string modern = is_request ? modern_version(*single) : "";
@@ -190,7 +193,7 @@ bool HttpServer::Impl::handle_post(Conn& conn, const Request& req) {
           make_error(single->id, rpc::kInternalError,
                      "Service Unavailable: all " + std::to_string(options.max_sessions) +
                          " sessions are in use; retry in " + std::to_string(retry_after_s) + " s");
-      return respond(sock, req, http::status::service_unavailable, &error, "", retry_after_s);
+      return respond(conn, req, http::status::service_unavailable, &error, "", retry_after_s);
     }
   } else if (!modern.empty()) {
     std::string header_version(req["MCP-Protocol-Version"]);
@@ -198,14 +201,14 @@ bool HttpServer::Impl::handle_post(Conn& conn, const Request& req) {
       Json error = make_error(single->id, rpc::kHeaderMismatch,
                               "MCP-Protocol-Version header '" + header_version +
                                   "' does not match _meta protocol version '" + modern + "'");
-      return respond(sock, req, http::status::bad_request, &error);
+      return respond(conn, req, http::status::bad_request, &error);
     }
     std::string method_header(req["Mcp-Method"]);
     if (!method_header.empty() && method_header != single->method) {
       Json error = make_error(single->id, rpc::kHeaderMismatch,
                               "Mcp-Method header '" + method_header +
                                   "' does not match the body's method '" + single->method + "'");
-      return respond(sock, req, http::status::bad_request, &error);
+      return respond(conn, req, http::status::bad_request, &error);
     }
     hs = std::make_shared<HttpSession>();  // stateless: a throwaway session
   } else {
@@ -214,14 +217,14 @@ bool HttpServer::Impl::handle_post(Conn& conn, const Request& req) {
       Json error = make_error(single ? single->id : Json(), rpc::kInvalidRequest,
                               "Bad Request: Mcp-Session-Id header required (send initialize "
                               "first, or use the 2026-07-28 _meta for stateless requests)");
-      return respond(sock, req, http::status::bad_request, &error);
+      return respond(conn, req, http::status::bad_request, &error);
     }
     use = use_session(id, false);
     hs = use ? use.shared() : nullptr;
     if (!hs) {
       Json error = make_error(single ? single->id : Json(), rpc::kInvalidRequest,
                               "Session not found (expired or deleted): initialize again");
-      return respond(sock, req, http::status::not_found, &error);
+      return respond(conn, req, http::status::not_found, &error);
     }
     std::string version(req["MCP-Protocol-Version"]);
     bool known = version.empty();
@@ -229,66 +232,120 @@ bool HttpServer::Impl::handle_post(Conn& conn, const Request& req) {
     if (!known) {
       Json error = make_error(single ? single->id : Json(), rpc::kInvalidRequest,
                               "Bad Request: unsupported MCP-Protocol-Version '" + version + "'");
-      return respond(sock, req, http::status::bad_request, &error);
+      return respond(conn, req, http::status::bad_request, &error);
     }
   }
-  bool has_request = input.is_batch;
-  for (const auto& item : input.items) {
-    has_request = has_request || (item.message && item.message->kind == MessageKind::kRequest);
-  }
-  if (!has_request) {
+  if (!carries_request(input)) {
     for (const auto& item : input.items) {
       if (item.message) server.handle_message(*item.message, hs->session(), nullptr);
     }
-    return respond(sock, req, http::status::accepted, nullptr);
+    return respond(conn, req, http::status::accepted, nullptr);
   }
   WatchedConnection watch(conn);  // the client leaving cancels what it asked for
   if (is_request && single->method == "tools/call" && accepts(req, "text/event-stream")) {
-    SseWriter sse(sock, session_id);
+    SseWriter sse(conn, session_id);
     auto reply = server.handle_message(
         *single, hs->session(), [&sse](const Json& m) { sse.event(m); }, watch.group());
-    return sse.finish(reply ? &*reply : nullptr);
+    return sse.finish(reply ? &*reply : nullptr) ? After::kKeep : After::kClose;
   }
   auto reply = server.handle_input(
       std::move(input), hs->session(), [hs](const Json& m) { hs->push(m); }, watch.group());
-  if (!reply) return respond(sock, req, http::status::accepted, nullptr, session_id);
+  if (!reply) return respond(conn, req, http::status::accepted, nullptr, session_id);
   if (!session_id.empty() && reply->contains("error")) {
     std::unique_lock lock(sessions_mu);
     sessions.erase(session_id);
     session_id.clear();
   }
-  return respond(sock, req, status_for(*reply, !modern.empty()), &*reply, session_id);
+  return respond(conn, req, status_for(*reply, !modern.empty()), &*reply, session_id);
 }
 
-bool HttpServer::Impl::handle_get(tcp::socket& sock, const Request& req) {
+// A session's open GET stream: woken by its session when a message is
+// queued or the session closes, and by a timer for keep-alive comments.
+// Runs on its connection's strand and holds no thread between events.
+class HttpServer::Impl::GetStream : public std::enable_shared_from_this<GetStream> {
+ public:
+  GetStream(Impl& impl, std::shared_ptr<Conn> conn, SessionLease use)
+      : impl_(impl),
+        conn_(std::move(conn)),
+        use_(std::move(use)),
+        sse_(*conn_, ""),
+        timer_(conn_->sock.get_executor()) {}
+
+  // Claims the session's stream; false when it has one already.
+  bool open() {
+    auto waker = [weak = weak_from_this(), executor = conn_->sock.get_executor()] {
+      net::post(executor, [weak] {
+        if (auto self = weak.lock()) self->pump();
+      });
+    };
+    return use_->open_stream(std::move(waker));
+  }
+  void start() {
+    sse_.flush();  // the client learns at once that its stream is open
+    arm_keepalive();
+    pump();
+  }
+
+ private:
+  void pump() {
+    if (finished_) return;
+    bool closed = use_->closed();
+    // A client that does not read leaves its messages in the session's
+    // (bounded) queue rather than growing the connection's.
+    if (closed || conn_->backlog() < kMaxBacklog) {
+      for (const auto& m : use_->take(&closed)) sse_.event(m);
+    }
+    if (closed || impl_.stopping || conn_->failed()) finish();
+  }
+  void arm_keepalive() {
+    timer_.expires_after(std::chrono::seconds(15));
+    timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec || self->finished_) return;
+      self->sse_.raw(": keep-alive\n\n");
+      self->arm_keepalive();
+      self->pump();
+    });
+  }
+  void finish() {
+    finished_ = true;
+    use_->close_stream();
+    use_ = SessionLease();
+    timer_.cancel();
+    sse_.finish();
+    conn_->end_answer(false);  // the stream ended the connection's useful life
+  }
+
+  static constexpr size_t kMaxBacklog = 1 << 20;
+  Impl& impl_;
+  std::shared_ptr<Conn> conn_;
+  SessionLease use_;
+  SseWriter sse_;
+  net::steady_timer timer_;
+  bool finished_ = false;
+};
+
+HttpServer::Impl::After HttpServer::Impl::handle_get(const std::shared_ptr<Conn>& conn,
+                                                     const Request& req) {
   std::string id(req["Mcp-Session-Id"]);
   if (id.empty() || !accepts(req, "text/event-stream")) {
-    return respond(sock, req, http::status::method_not_allowed, nullptr);
+    return respond(*conn, req, http::status::method_not_allowed, nullptr);
   }
-  SessionLease hs = use_session(id, true);
-  if (!hs) {
+  SessionLease use = use_session(id, true);
+  if (!use) {
     Json error = make_error(nullptr, rpc::kInvalidRequest, "Session not found: initialize again");
-    return respond(sock, req, http::status::not_found, &error);
+    return respond(*conn, req, http::status::not_found, &error);
   }
-  if (!hs->open_stream()) {
+  auto stream = std::make_shared<GetStream>(*this, conn, std::move(use));
+  if (!stream->open()) {
     Json error = make_error(nullptr, rpc::kInvalidRequest,
                             "Conflict: this session already has an open GET stream");
-    return respond(sock, req, http::status::conflict, &error);
+    return respond(*conn, req, http::status::conflict, &error);
   }
-  SseWriter sse(sock, "");
-  sse.flush();  // the client learns at once that its stream is open
-  bool closed = false;
-  while (sse.ok() && !closed && !stopping) {
-    auto messages = hs->wait(std::chrono::seconds(15), &closed);
-    if (messages.empty() && !closed) sse.raw(": keep-alive\n\n");
-    for (const auto& m : messages) sse.event(m);
-  }
-  hs->close_stream();
-  sse.finish();
-  return false;  // the stream ended the connection's useful life
+  stream->start();
+  return After::kLater;
 }
 
-bool HttpServer::Impl::handle_delete(tcp::socket& sock, const Request& req) {
+HttpServer::Impl::After HttpServer::Impl::handle_delete(Conn& conn, const Request& req) {
   std::string id(req["Mcp-Session-Id"]);
   std::shared_ptr<HttpSession> hs;
   {
@@ -301,10 +358,10 @@ bool HttpServer::Impl::handle_delete(tcp::socket& sock, const Request& req) {
   }
   if (!hs) {
     Json error = make_error(nullptr, rpc::kInvalidRequest, "Session not found");
-    return respond(sock, req, http::status::not_found, &error);
+    return respond(conn, req, http::status::not_found, &error);
   }
   hs->close();
-  return respond(sock, req, http::status::ok, nullptr);
+  return respond(conn, req, http::status::ok, nullptr);
 }
 
 }  // namespace weft::server

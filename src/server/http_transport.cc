@@ -1,18 +1,22 @@
 // Streamable HTTP transport on Boost.Beast (see include/weft/server/http_transport.h).
-// Synchronous I/O: one thread per connection keeps the code short; MCP
-// clients hold few connections. The count is capped, and a connection that
-// is slow to send its next request is shut down by a reaper thread (asio's
-// synchronous reads ignore SO_RCVTIMEO, so a socket timeout would not do).
+// An asio event loop reads and writes every connection; requests run on a
+// worker pool, and an open GET stream is only a registered waker and a timer.
+// The connection count is capped, and a connection that is slow to send its
+// next request is shut down by a reaper thread, which also watches the
+// clients of running POSTs for hanging up.
 #include "weft/server/http_transport.h"
 
 #include <poll.h>
+#include <sys/types.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -103,7 +107,7 @@ Status HttpServer::listen() {
   beast::error_code ec;
   auto address = net::ip::make_address(impl_->options.host, ec);
   if (ec) return invalid_argument("bad --host '" + impl_->options.host + "': " + ec.message());
-  auto acceptor = std::make_unique<tcp::acceptor>(impl_->ioc);
+  auto acceptor = std::make_unique<tcp::acceptor>(impl_->accept_strand);
   tcp::endpoint endpoint(address, impl_->options.port);
   acceptor->open(endpoint.protocol(), ec);
   if (!ec) acceptor->set_option(net::socket_base::reuse_address(true), ec);
@@ -114,80 +118,160 @@ Status HttpServer::listen() {
                        std::to_string(impl_->options.port) + ": " + ec.message() +
                        " (choose another --port?)");
   }
+  impl_->bound_port = acceptor->local_endpoint(ec).port();
   impl_->acceptor = std::move(acceptor);
   impl_->loopback_bound = address.is_loopback();
   return Status();
 }
 
-uint16_t HttpServer::port() const {
-  return impl_->acceptor ? impl_->acceptor->local_endpoint().port() : 0;
-}
+uint16_t HttpServer::port() const { return impl_->bound_port; }
 
 Status HttpServer::run() {
   if (!impl_->acceptor) WEFT_RETURN_IF_ERROR(listen());
-  if (!impl_->reaper.joinable()) {
-    try {
-      impl_->reaper = std::thread([impl = impl_.get()] { impl->reap_overdue(); });
-    } catch (const std::system_error& e) {
-      return unavailable(std::string("cannot start the reaper thread: ") + e.what());
+  if (impl_->stopping) return Status();
+  size_t workers = impl_->options.workers;
+  if (workers == 0) workers = std::max(1u, std::thread::hardware_concurrency());
+  if (!impl_->workers.start(workers)) return unavailable("cannot start the worker threads");
+  // The loop keeps running while requests are on workers (with nothing
+  // pending in it) and after the acceptor closed: stop() ends it once every
+  // connection has.
+  auto busy = net::make_work_guard(impl_->ioc);
+  std::vector<std::thread> io;
+  try {
+    impl_->reaper = std::thread([impl = impl_.get()] { impl->reap_overdue(); });
+    for (size_t i = 1; i < impl_->options.io_threads; ++i) {
+      io.emplace_back([impl = impl_.get()] { impl->ioc.run(); });
     }
+  } catch (const std::system_error& e) {
+    impl_->stopping = true;
+    impl_->ioc.stop();
+    for (auto& t : io) t.join();
+    if (impl_->reaper.joinable()) {
+      impl_->reaper_cv.notify_all();
+      impl_->reaper.join();
+    }
+    impl_->workers.stop();
+    return unavailable(std::string("cannot start the server's threads: ") + e.what());
   }
-  while (!impl_->stopping) {
-    tcp::socket sock(impl_->ioc);
-    beast::error_code ec;
-    impl_->acceptor->accept(sock, ec);
-    if (impl_->stopping) break;
-    if (ec) continue;
-    // Answers go out in several writes (SSE events, chunk frames); without
-    // this, Nagle's algorithm holds the later ones until the client's
-    // delayed ACK, some 40 ms per call.
-    sock.set_option(tcp::no_delay(true), ec);
-    impl_->start_connection(sock);
-  }
-  if (impl_->reaper.joinable()) {
+  net::post(impl_->accept_strand, [impl = impl_.get()] { impl->accept_next(); });
+  impl_->ioc.run();
+  for (auto& t : io) t.join();
+  {
+    std::lock_guard lock(impl_->mu);  // the reaper waits on reaper_cv under mu
     impl_->reaper_cv.notify_all();
-    impl_->reaper.join();
   }
+  impl_->reaper.join();
+  impl_->workers.stop();
   return Status();
 }
 
-bool HttpServer::Impl::start_connection(tcp::socket& sock) {
+void HttpServer::stop() {
+  if (!impl_ || impl_->stopping.exchange(true)) return;
+  std::unique_lock lock(impl_->mu);
+  impl_->reaper_cv.notify_all();
+  if (impl_->acceptor) {
+    net::post(impl_->accept_strand, [impl = impl_.get()] {
+      beast::error_code ignored;
+      impl->acceptor->close(ignored);
+    });
+  }
+  for (const auto& [fd, conn] : impl_->conns) ::shutdown(fd, SHUT_RDWR);
+  {
+    std::unique_lock sessions_lock(impl_->sessions_mu);
+    for (auto& [id, s] : impl_->sessions) s->close();
+  }
+  impl_->idle.wait(lock, [this] { return impl_->active == 0; });
+  impl_->ioc.stop();  // run() returns, also when it has not started yet
+}
+
+bool HttpWorkers::start(size_t n) {
+  for (size_t i = 0; i < std::max<size_t>(1, n); ++i) {
+    try {
+      threads_.emplace_back([this] { run(); });
+    } catch (const std::system_error&) {
+      break;  // process limits: serve with the threads there are
+    }
+  }
+  return !threads_.empty();
+}
+
+void HttpWorkers::submit(std::function<void()> job) {
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+}
+
+void HttpWorkers::stop() {
+  {
+    std::lock_guard lock(mu_);
+    closing_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+void HttpWorkers::run() {
+  for (;;) {
+    std::function<void()> job;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return closing_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    job();
+  }
+}
+
+void HttpServer::Impl::accept_next() {
+  acceptor->async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket sock) {
+    if (stopping || !acceptor->is_open()) return;
+    if (!ec) {
+      // Answers go out in several writes (SSE events, chunk frames); without
+      // this, Nagle's algorithm holds the later ones until the client's
+      // delayed ACK, some 40 ms per call.
+      sock.set_option(tcp::no_delay(true), ec);
+      start_connection(std::move(sock));
+    }
+    accept_next();
+  });
+}
+
+void HttpServer::Impl::start_connection(tcp::socket sock) {
   std::shared_ptr<Conn> conn;
   {
     std::lock_guard lock(mu);
     if (active >= options.max_connections) {
-      // Answered on the accepting thread: short, and the client sees why.
+      // Short, and the client sees why.
       static constexpr char kBusy[] =
           "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n"
           "Content-Length: 21\r\nConnection: close\r\n\r\ntoo many connections\n";
       ::send(sock.native_handle(), kBusy, sizeof(kBusy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
       beast::error_code ignored;
       sock.close(ignored);
-      return false;
+      return;
     }
     ++active;
-    conn = std::make_shared<Conn>(std::move(sock));
+    conn = std::make_shared<Conn>(*this, std::move(sock));
     conns[conn->fd] = conn;
   }
-  try {
-    std::thread([this, conn] {
-      serve_connection(*conn);
-      end_connection(*conn);
-    }).detach();
-  } catch (const std::system_error&) {
-    end_connection(*conn);  // no thread to serve it (process limits): drop it, keep going
-    return false;
-  }
-  return true;
+  net::dispatch(conn->sock.get_executor(), [this, conn] { read_next(conn); });
 }
 
 void HttpServer::Impl::end_connection(Conn& conn) {
+  if (conn.ended) return;
+  conn.ended = true;
   std::lock_guard lock(mu);
   // Closed under the lock, after it left the map: a new connection that
   // reuses the fd number cannot be shut down by mistake.
   conns.erase(conn.fd);
-  beast::error_code ignored;
-  conn.sock.close(ignored);
+  conn.close();
   --active;
   idle.notify_all();
 }
@@ -202,7 +286,7 @@ void HttpServer::Impl::reap_overdue() {
     for (const auto& [fd, conn] : conns) {
       const int64_t due = conn->read_deadline.load();
       if (due != 0 && due <= now) {
-        ::shutdown(fd, SHUT_RDWR);  // the blocked read fails; its thread ends
+        ::shutdown(fd, SHUT_RDWR);  // the pending read fails; the connection ends
         conn->read_deadline.store(0);
       }
       if (conn->watched.load()) watched.push_back(conn.get());
@@ -283,41 +367,129 @@ void HttpServer::Impl::release_session(HttpSession& hs, bool stream) {
   --(stream ? hs.streams : hs.posts);
 }
 
-void HttpServer::Impl::linger(Conn& conn) {
-  beast::error_code ec;
-  conn.sock.shutdown(tcp::socket::shutdown_send, ec);
-  if (ec) return;
-  conn.read_deadline.store(HttpSession::now_ns() + 1'000'000'000);
-  char buf[16384];
-  for (size_t drained = 0; drained < (1u << 20) && !ec;) {
-    drained += conn.sock.read_some(net::buffer(buf), ec);
+void HttpServer::Impl::Conn::send(std::string bytes) {
+  std::lock_guard lock(out_mu_);
+  if (failed_) return;
+  if (!writing_) {
+    // Nothing queued before: write what the socket takes now, on this thread,
+    // and leave only the rest to the event loop.
+    ssize_t n;
+    do {
+      n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+      failed_ = true;
+      return;
+    }
+    if (n > 0) bytes.erase(0, static_cast<size_t>(n));
+    if (bytes.empty()) return;
   }
-  conn.read_deadline.store(0);
+  pending_ += bytes;
+  if (writing_) return;
+  writing_ = true;
+  net::post(sock.get_executor(), [self = shared_from_this()] { self->write_queued(); });
 }
 
-void HttpServer::Impl::read_request(Conn& conn, beast::flat_buffer& buffer,
-                                    http::request_parser<http::string_body>& parser,
-                                    beast::error_code& ec) {
-  const bool timed = options.request_timeout_ms > 0;
-  if (timed) {
-    conn.read_deadline.store(HttpSession::now_ns() +
-                             int64_t{options.request_timeout_ms} * 1'000'000);
-  }
-  http::read(conn.sock, buffer, parser, ec);
-  if (timed) conn.read_deadline.store(0);
+void HttpServer::Impl::Conn::end_answer(bool keep) {
+  std::lock_guard lock(out_mu_);
+  done_ = true;
+  keep_ = keep;
+  if (writing_) return;
+  writing_ = true;
+  net::post(sock.get_executor(), [self = shared_from_this()] { self->write_queued(); });
 }
 
-void HttpServer::stop() {
-  if (!impl_ || impl_->stopping.exchange(true)) return;
-  std::unique_lock lock(impl_->mu);
-  impl_->reaper_cv.notify_all();
-  if (impl_->acceptor) ::shutdown(impl_->acceptor->native_handle(), SHUT_RDWR);
-  for (const auto& [fd, conn] : impl_->conns) ::shutdown(fd, SHUT_RDWR);
+void HttpServer::Impl::Conn::close() {
   {
-    std::unique_lock sessions_lock(impl_->sessions_mu);
-    for (auto& [id, s] : impl_->sessions) s->close();
+    std::lock_guard lock(out_mu_);
+    failed_ = true;  // nothing more is written to this descriptor
   }
-  impl_->idle.wait(lock, [this] { return impl_->active == 0; });
+  beast::error_code ignored;
+  sock.close(ignored);
+}
+
+size_t HttpServer::Impl::Conn::backlog() const {
+  std::lock_guard lock(out_mu_);
+  return pending_.size() + (writing_ ? inflight_.size() : 0);
+}
+
+bool HttpServer::Impl::Conn::failed() const {
+  std::lock_guard lock(out_mu_);
+  return failed_;
+}
+
+void HttpServer::Impl::Conn::write_queued() {
+  std::unique_lock lock(out_mu_);
+  if (pending_.empty() || failed_) {
+    pending_.clear();
+    writing_ = false;
+    if (!done_) return;
+    done_ = false;
+    const bool keep = keep_ && !failed_;
+    lock.unlock();
+    impl_.after_answer(shared_from_this(), keep);
+    return;
+  }
+  inflight_.swap(pending_);
+  pending_.clear();
+  lock.unlock();
+  net::async_write(sock, net::buffer(inflight_),
+                   [self = shared_from_this()](beast::error_code ec, size_t) {
+                     if (ec) {
+                       std::lock_guard lock(self->out_mu_);
+                       self->failed_ = true;
+                     }
+                     self->write_queued();
+                   });
+}
+
+void HttpServer::Impl::after_answer(const std::shared_ptr<Conn>& conn, bool keep) {
+  if (conn->ended) return;
+  if (conn->linger_after && keep) {
+    beast::error_code ec;
+    conn->sock.shutdown(tcp::socket::shutdown_send, ec);
+    if (!ec) {
+      conn->read_deadline.store(HttpSession::now_ns() + 1'000'000'000);
+      linger(conn, 0);
+      return;
+    }
+  } else if (keep && !stopping) {
+    read_next(conn);
+    return;
+  }
+  beast::error_code ignored;
+  conn->sock.shutdown(tcp::socket::shutdown_both, ignored);
+  end_connection(*conn);
+}
+
+void HttpServer::Impl::linger(const std::shared_ptr<Conn>& conn, size_t drained) {
+  if (drained >= (1u << 20)) {
+    conn->read_deadline.store(0);
+    end_connection(*conn);
+    return;
+  }
+  conn->buffer.clear();
+  conn->sock.async_read_some(
+      conn->buffer.prepare(16384), [this, conn, drained](beast::error_code ec, size_t n) {
+        if (ec) {
+          conn->read_deadline.store(0);
+          end_connection(*conn);
+          return;
+        }
+        linger(conn, drained + n);
+      });
+}
+
+void HttpServer::Impl::read_next(const std::shared_ptr<Conn>& conn) {
+  conn->parser.emplace();
+  conn->parser->body_limit(server.options().max_message_bytes);
+  conn->parser->header_limit(kMaxHeaderBytes);
+  if (options.request_timeout_ms > 0) {
+    conn->read_deadline.store(HttpSession::now_ns() +
+                              int64_t{options.request_timeout_ms} * 1'000'000);
+  }
+  http::async_read(conn->sock, conn->buffer, *conn->parser,
+                   [this, conn](beast::error_code ec, size_t) { on_request(conn, ec); });
 }
 
 namespace {
@@ -328,46 +500,44 @@ bool is_http_error(const beast::error_code& ec) {
 
 }  // namespace
 
-void HttpServer::Impl::serve_connection(Conn& conn) {
-  tcp::socket& sock = conn.sock;
-  beast::flat_buffer buffer;
-  for (;;) {
-    http::request_parser<http::string_body> parser;
-    parser.body_limit(server.options().max_message_bytes);
-    parser.header_limit(kMaxHeaderBytes);
-    beast::error_code ec;
-    read_request(conn, buffer, parser, ec);
-    // A client that closed (or timed out) is owed nothing; broken framing gets
-    // a status saying what was wrong, then the connection closes.
-    if (ec == http::error::end_of_stream || ec == http::error::partial_message) break;
-    if (ec && is_http_error(ec)) {
-      http::status status = http::status::bad_request;
-      std::string message = "Bad Request: malformed HTTP request (" + ec.message() + ")";
-      if (ec == http::error::body_limit) {
-        status = http::status::payload_too_large;
-        message = "Invalid Request: body exceeds the limit of " +
-                  std::to_string(server.options().max_message_bytes) + " bytes";
-      } else if (ec == http::error::header_limit) {
-        status = http::status::request_header_fields_too_large;
-        message = "Request Header Fields Too Large: the header exceeds " +
-                  std::to_string(kMaxHeaderBytes) + " bytes";
-      }
-      Json error = make_error(nullptr, rpc::kInvalidRequest, message);
-      Request closing;
-      closing.keep_alive(false);
-      if (respond(sock, closing, status, &error)) linger(conn);
-      break;
+void HttpServer::Impl::on_request(const std::shared_ptr<Conn>& conn, beast::error_code ec) {
+  conn->read_deadline.store(0);
+  // A client that closed (or timed out) is owed nothing; broken framing gets
+  // a status saying what was wrong, then the connection closes.
+  if (ec && is_http_error(ec) && ec != http::error::end_of_stream &&
+      ec != http::error::partial_message) {
+    http::status status = http::status::bad_request;
+    std::string message = "Bad Request: malformed HTTP request (" + ec.message() + ")";
+    if (ec == http::error::body_limit) {
+      status = http::status::payload_too_large;
+      message = "Invalid Request: body exceeds the limit of " +
+                std::to_string(server.options().max_message_bytes) + " bytes";
+    } else if (ec == http::error::header_limit) {
+      status = http::status::request_header_fields_too_large;
+      message = "Request Header Fields Too Large: the header exceeds " +
+                std::to_string(kMaxHeaderBytes) + " bytes";
     }
-    if (ec) break;
-    const Request& req = parser.get();
-    if (!handle(conn, req) || !req.keep_alive() || stopping) break;
+    Json error = make_error(nullptr, rpc::kInvalidRequest, message);
+    Request closing;
+    closing.keep_alive(false);
+    respond(*conn, closing, status, &error);
+    conn->linger_after = true;
+    conn->end_answer(true);
+    return;
   }
-  beast::error_code ignored;
-  sock.shutdown(tcp::socket::shutdown_both, ignored);
+  if (ec || stopping) {
+    after_answer(conn, false);
+    return;
+  }
+  const Request& req = conn->parser->get();
+  After after = handle(conn, req);
+  if (after != After::kLater) conn->end_answer(after == After::kKeep && req.keep_alive());
 }
 
-bool HttpServer::Impl::respond(tcp::socket& sock, const Request& req, http::status status,
-                               const Json* body, const std::string& session_id, int retry_after_s) {
+HttpServer::Impl::After HttpServer::Impl::respond(Conn& conn, const Request& req,
+                                                  http::status status, const Json* body,
+                                                  const std::string& session_id,
+                                                  int retry_after_s) {
   http::response<http::string_body> res{status, 11};
   res.set(http::field::server, "weft");
   if (body) {
@@ -379,18 +549,28 @@ bool HttpServer::Impl::respond(tcp::socket& sock, const Request& req, http::stat
   if (retry_after_s > 0) res.set(http::field::retry_after, std::to_string(retry_after_s));
   res.keep_alive(req.keep_alive());
   res.prepare_payload();
-  beast::error_code ec;
-  http::write(sock, res, ec);
-  return !ec;
+  std::string out = "HTTP/1.1 " + std::to_string(res.result_int()) + " ";
+  out += res.reason();
+  out += "\r\n";
+  for (const auto& field : res) {
+    out += field.name_string();
+    out += ": ";
+    out += field.value();
+    out += "\r\n";
+  }
+  out += "\r\n";
+  out += res.body();
+  conn.send(std::move(out));
+  return After::kKeep;
 }
 
-bool HttpServer::Impl::host_allowed(tcp::socket& sock, const Request& req) {
+bool HttpServer::Impl::host_allowed(Conn& conn, const Request& req) {
   if (!loopback_bound && options.allowed_hosts.empty()) return true;
   auto found = req.find(http::field::host);
   if (found == req.end()) {
     if (req.version() < 11) return true;  // HTTP/1.0 need not name a host
     Json error = make_error(nullptr, rpc::kInvalidRequest, "Bad Request: Host header required");
-    respond(sock, req, http::status::bad_request, &error);
+    respond(conn, req, http::status::bad_request, &error);
     return false;
   }
   std::string_view host = found->value();
@@ -403,13 +583,13 @@ bool HttpServer::Impl::host_allowed(tcp::socket& sock, const Request& req) {
                           "Forbidden: Host '" + std::string(host) +
                               "' is not allowed; this server answers to localhost, 127.0.0.1 "
                               "and [::1] (add names with --allow-host)");
-  respond(sock, req, http::status::forbidden, &error);
+  respond(conn, req, http::status::forbidden, &error);
   return false;
 }
 
-bool HttpServer::Impl::handle(Conn& conn, const Request& req) {
-  tcp::socket& sock = conn.sock;
-  if (!host_allowed(sock, req)) return false;
+HttpServer::Impl::After HttpServer::Impl::handle(const std::shared_ptr<Conn>& conn,
+                                                 const Request& req) {
+  if (!host_allowed(*conn, req)) return After::kClose;
   std::string origin(req["Origin"]);
   if (!origin.empty() && !is_local_origin(origin)) {
     bool allowed = false;
@@ -417,8 +597,8 @@ bool HttpServer::Impl::handle(Conn& conn, const Request& req) {
     if (!allowed) {
       Json error = make_error(nullptr, rpc::kInvalidRequest,
                               "Forbidden: Origin '" + origin + "' is not allowed");
-      respond(sock, req, http::status::forbidden, &error);
-      return false;
+      respond(*conn, req, http::status::forbidden, &error);
+      return After::kClose;
     }
   }
   std::string_view target = req.target();
@@ -426,17 +606,34 @@ bool HttpServer::Impl::handle(Conn& conn, const Request& req) {
   if (target != options.endpoint) {
     Json error = make_error(nullptr, rpc::kInvalidRequest,
                             "Not Found: the MCP endpoint is " + options.endpoint);
-    return respond(sock, req, http::status::not_found, &error);
+    return respond(*conn, req, http::status::not_found, &error);
   }
   switch (req.method()) {
-    case http::verb::post:
-      return handle_post(conn, req);
+    case http::verb::post: {
+      // A small body is parsed here: one carrying no request (notifications,
+      // cancellations, responses to the server's requests) is handled at
+      // once, so that it never waits behind the requests it may cancel.
+      const size_t max_bytes = server.options().max_message_bytes;
+      std::shared_ptr<ParsedInput> input;
+      if (req.body().size() <= kInlineParseBytes) {
+        input = std::make_shared<ParsedInput>(parse_input(req.body(), max_bytes));
+        if (!carries_request(*input)) return handle_post(*conn, req, std::move(*input));
+      }
+      // Requests (which may run long) go to a worker; `req` stays put in the
+      // connection's parser until the answer is written.
+      workers.submit([this, conn, &req, input, max_bytes] {
+        const After after =
+            handle_post(*conn, req, input ? std::move(*input) : parse_input(req.body(), max_bytes));
+        conn->end_answer(after == After::kKeep && req.keep_alive() && !stopping);
+      });
+      return After::kLater;
+    }
     case http::verb::get:
-      return handle_get(sock, req);
+      return handle_get(conn, req);
     case http::verb::delete_:
-      return handle_delete(sock, req);
+      return handle_delete(*conn, req);
     default:
-      return respond(sock, req, http::status::method_not_allowed, nullptr);
+      return respond(*conn, req, http::status::method_not_allowed, nullptr);
   }
 }
 

@@ -6,12 +6,14 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -425,6 +427,47 @@ TEST_F(HttpDisconnectTest, AClientLeavingCancelsItsBatch) {
   EXPECT_EQ(g_finished, 1);
 }
 
+// The spinning tool with only two workers.
+class HttpBusyWorkersTest : public HttpDisconnectTest {
+ protected:
+  HttpOptions options() const override {
+    HttpOptions options = HttpDisconnectTest::options();
+    options.workers = 2;
+    return options;
+  }
+};
+
+TEST_F(HttpBusyWorkersTest, CancellationsReachCallsWhileEveryWorkerIsBusy) {
+  g_started = 0;
+  g_finished = 0;
+  const std::string s = initialize_session();
+  std::vector<std::thread> calls;
+  for (int id : {100, 101}) {
+    calls.emplace_back([this, s, id] {
+      send(http::verb::post,
+           R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+               R"(,"method":"tools/call","params":{"name":"spin","arguments":{}}})",
+           {{"Mcp-Session-Id", s}});
+    });
+  }
+  for (int i = 0; i < 200 && g_started < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(g_started, 2);
+  const auto start = std::chrono::steady_clock::now();
+  for (int id : {100, 101}) {
+    EXPECT_EQ(send(http::verb::post,
+                   R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
+                       std::to_string(id) + "}}",
+                   {{"Mcp-Session-Id", s}})
+                  .status,
+              202);
+  }
+  for (auto& t : calls) t.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_EQ(g_finished, 2);
+}
+
 TEST_F(HttpTransportTest, OnLoopbackOnlyLoopbackHostNamesAreServed) {
   for (const char* host : {"127.0.0.1", "localhost:8765", "LOCALHOST", "127.1.2.3:1", "[::1]:80"}) {
     EXPECT_EQ(send(http::verb::post, kInit, {{"Host", host}}).status, 200) << host;
@@ -515,6 +558,116 @@ TEST_F(HttpTransportTest, PostsMustBeJsonAndAcceptJson) {
       "close\r\nContent-Length: " +
       std::to_string(std::strlen(kInit)) + "\r\n\r\n" + kInit);
   EXPECT_EQ(no_accept.rfind("HTTP/1.1 200", 0), 0u) << no_accept;
+}
+
+// One event-loop thread and two workers.
+void few_threads(HttpOptions& o) {
+  o.io_threads = 1;
+  o.workers = 2;
+}
+class HttpFewThreadsTest : public HttpOptionsTest<few_threads> {
+ protected:
+  ServerOptions server_options() const override {
+    ServerOptions options;
+    options.map_roots = [](const std::vector<std::string>& uris) { return uris; };
+    return options;
+  }
+};
+
+size_t thread_count() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    ++n;
+  }
+  return n;
+}
+
+TEST_F(HttpFewThreadsTest, OpenGetStreamsHoldNoThreadAndStillGetTheirMessages) {
+  constexpr int kStreams = 40;
+  const size_t threads_before = thread_count();
+  net::io_context ioc;
+  std::vector<std::string> sessions;
+  std::vector<net::ip::tcp::socket> streams;
+  for (int i = 0; i < kStreams; ++i) {
+    sessions.push_back(
+        send(http::verb::post,
+             R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":)"
+             R"("2025-06-18","capabilities":{"roots":{"listChanged":true}}}})")
+            .session);
+    ASSERT_FALSE(sessions.back().empty());
+    streams.push_back(connect_raw(ioc));
+    net::write(streams.back(), net::buffer(open_stream_request(sessions.back())));
+    ASSERT_EQ(read_header(streams.back()).rfind("HTTP/1.1 200", 0), 0u);
+  }
+  EXPECT_LT(thread_count(), threads_before + 4);
+  // The server's requests reach an open stream: roots/list follows initialized.
+  for (int i : {0, kStreams - 1}) {
+    EXPECT_EQ(send(http::verb::post, R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+                   {{"Mcp-Session-Id", sessions[i]}})
+                  .status,
+              202);
+    std::string got;
+    char buf[4096];
+    timeval tv{5, 0};
+    ::setsockopt(streams[i].native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    while (got.find("roots/list") == std::string::npos) {
+      ssize_t n = ::recv(streams[i].native_handle(), buf, sizeof buf, 0);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+    EXPECT_NE(got.find("roots/list"), std::string::npos) << got;
+  }
+  // Requests are served meanwhile, and DELETE ends its session's stream.
+  for (int i = 0; i < kStreams; i += 7) EXPECT_EQ(ping(sessions[i]), 200);
+  EXPECT_EQ(send(http::verb::delete_, "", {{"Mcp-Session-Id", sessions[1]}}).status, 200);
+  std::string rest = read_until_closed(streams[1], std::chrono::seconds(5));
+  EXPECT_EQ(rest.find("<timeout>"), std::string::npos) << rest;
+}
+
+// The default options (a worker pool as large as the cores), counting the
+// process's threads before the server starts.
+class HttpIdleConnectionsTest : public HttpTransportTest {
+ protected:
+  void SetUp() override {
+    threads_without_server_ = thread_count();
+    HttpTransportTest::SetUp();
+  }
+  size_t threads_without_server_ = 0;
+};
+
+TEST_F(HttpIdleConnectionsTest, IdleConnectionsHoldNoThread) {
+  constexpr int kConnections = 200;
+  const std::string session = initialize_session();  // the server is up, its pool started
+  ASSERT_FALSE(session.empty());
+  const size_t serving = thread_count();
+  const size_t pool = std::max(1u, std::thread::hardware_concurrency());
+  // The pool, the event loop (run()'s own thread) and the reaper.
+  EXPECT_LE(serving, threads_without_server_ + pool + 2);
+  net::io_context ioc;
+  std::vector<net::ip::tcp::socket> idle;
+  for (int i = 0; i < kConnections; ++i) idle.push_back(connect_raw(ioc));
+  // Every connection is accepted: the first request on each is answered.
+  http::request<http::string_body> ping_req{http::verb::post, "/mcp", 11};
+  ping_req.set(http::field::host, "127.0.0.1");
+  ping_req.set(http::field::content_type, "application/json");
+  ping_req.set("Mcp-Session-Id", session);
+  ping_req.body() = R"({"jsonrpc":"2.0","id":2,"method":"ping"})";
+  ping_req.prepare_payload();
+  auto ping_on = [&](net::ip::tcp::socket& sock) {
+    http::write(sock, ping_req);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    beast::error_code ec;
+    http::read(sock, buffer, res, ec);
+    return ec ? 0 : res.result_int();
+  };
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(thread_count(), serving) << kConnections << " connections opened, none used";
+  // Half of them now sit idle in keep-alive after a request.
+  for (int i = 0; i < kConnections; i += 2) ASSERT_EQ(ping_on(idle[i]), 200u) << i;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(thread_count(), serving) << kConnections << " connections idle, half after a request";
+  for (int i = 1; i < kConnections; i += 2) ASSERT_EQ(ping_on(idle[i]), 200u) << i;
 }
 
 }  // namespace

@@ -24,10 +24,13 @@
 // 503 with Retry-After. A client that disconnects while its POST runs has
 // that POST's requests cancelled (a batch stops).
 //
-// Thread safety: one thread accepts, one thread serves each connection (at
-// most max_connections), one (the reaper) closes connections whose request is
-// overdue, cancels the requests of clients that left and expires sessions;
-// stop() may be called from any thread.
+// Thread safety: run() drives an event loop (asio) on io_threads threads,
+// which accept, read, parse and write for every connection (at most
+// max_connections) and keep the open GET streams without a thread each; the
+// requests of POSTs run on a pool of `workers` threads. One more thread (the
+// reaper) closes connections whose request is overdue, cancels the requests
+// of clients that left and expires sessions. stop() may be called from any
+// thread but the ones run() drives.
 #ifndef WEFT_SERVER_HTTP_TRANSPORT_H_
 #define WEFT_SERVER_HTTP_TRANSPORT_H_
 
@@ -58,12 +61,19 @@ struct HttpOptions {
   // A session used this recently is never evicted to make room.
   int session_evict_grace_ms = 60'000;
   // Connections served at once; one more is answered 503 (Retry-After: 1)
-  // and closed, so a flood of sockets cannot exhaust the process's threads.
+  // and closed, so a flood of sockets cannot exhaust the process's
+  // descriptors or memory.
   size_t max_connections = 512;
   // How long a connection may take to deliver its next request (idle
   // keep-alive included) before it is closed; 0 = no limit. Streams being
   // written (SSE) are not affected.
   int request_timeout_ms = 60'000;
+  // Threads running the event loop (accepting, reading, writing).
+  size_t io_threads = 1;
+  // Threads running requests (tool calls and the like); 0 = as many as the
+  // cores. A POST waits in a queue while all are busy; an idle connection
+  // holds none.
+  size_t workers = 0;
 };
 
 class HttpServer {
