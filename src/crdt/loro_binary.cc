@@ -245,10 +245,12 @@ Status BlockDecoder::read_header(std::string_view header) {
   loro::read_bool_rle(h, n_, dep_self);
   std::vector<uint64_t> dep_counts;
   loro::read_any_rle(h, n_, dep_counts);
-  uint64_t total = 0;
-  for (uint64_t c : dep_counts) total += c;
   // Each dependency takes at least one bit of the counter column.
-  if (h.ok() && total > h.remaining() * 8 + 8) return loro::corrupt("too many dependencies");
+  const uint64_t most = uint64_t{h.remaining()} * 8 + 8;
+  uint64_t total = 0;
+  for (uint64_t c : dep_counts) {
+    if (c > most || (total += c) > most) return loro::corrupt("too many dependencies");
+  }
   std::vector<uint64_t> dep_peers;
   loro::read_any_rle(h, total, dep_peers);
   std::vector<int64_t> dep_counters;

@@ -1,7 +1,7 @@
 // Doc: a CRDT document (Loro's document model, implemented natively): root
 // containers by name, child containers, a causal history of changes, local
-// transactions, import/export (Loro JSON updates and weft's binary format),
-// time travel and events.
+// transactions, import/export (Loro JSON updates, Loro binary updates and
+// snapshots, and weft's binary format), time travel and events.
 //
 // Thread safety: NOT thread-safe. Use one Doc from one thread at a time (wrap
 // it in a mutex to share it). Distinct Docs are independent. Event callbacks
