@@ -100,6 +100,23 @@ struct Kernel::Impl {
 
   std::unique_ptr<source::Watcher> watcher;
 
+  // ---- shell commands (shell_changes.cc)
+  struct ShellRun {
+    uint64_t id = 0;
+    source::Attribution who;
+    std::string undo_author;
+  };
+  mutable std::mutex shell_mu;
+  std::vector<ShellRun> shell_runs;  // running commands, oldest first
+  uint64_t next_shell_run = 1;
+  std::vector<std::weak_ptr<DiskChangeLog>> disk_logs;
+  // Who a change found on disk is committed as now: the oldest running shell
+  // command (with the author whose undo stack also gets it), else
+  // source:disk with `what`, no undo author.
+  ShellRun disk_author(std::string what) const;
+  // Hands a handled watcher batch to the subscribed logs.
+  void publish_disk_changes(const std::vector<source::FileChange>& changes);
+
   void log(const std::string& line) const {
     if (options.log) options.log(line);
   }
