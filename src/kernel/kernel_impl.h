@@ -110,6 +110,9 @@ struct Kernel::Impl {
   std::vector<ShellRun> shell_runs;  // running commands, oldest first
   uint64_t next_shell_run = 1;
   std::vector<std::weak_ptr<DiskChangeLog>> disk_logs;
+  ShellRunner shell_runner;  // guarded by shell_mu
+  // approve() of an approval with op "shell": runs it through shell_runner.
+  Status run_approved_shell(const Approval& approval);
   // Who a change found on disk is committed as now: the oldest running shell
   // command (with the author whose undo stack also gets it), else
   // source:disk with `what`, no undo author.

@@ -178,4 +178,39 @@ Result<ChangeOutcome> Kernel::revert_shell_change(std::string_view path_view,
   return out;
 }
 
+Result<Approval> Kernel::request_shell_approval(std::string_view path, std::string_view command,
+                                                std::string_view cwd,
+                                                const source::Attribution& who, std::string rule) {
+  Approval a;
+  a.path = std::string(path);
+  a.author = who.origin;
+  a.what = who.what;
+  a.op = "shell";
+  a.rule = std::move(rule);
+  a.proposed_text = std::string(command);
+  a.target_path = std::string(cwd);
+  a.diff = "$ " + std::string(command) + "\n";
+  return impl_->add_approval(std::move(a));
+}
+
+void Kernel::set_shell_runner(ShellRunner runner) {
+  std::lock_guard lock(impl_->shell_mu);
+  impl_->shell_runner = std::move(runner);
+}
+
+Status Kernel::Impl::run_approved_shell(const Approval& approval) {
+  ShellRunner runner;
+  {
+    std::lock_guard lock(shell_mu);
+    runner = shell_runner;
+  }
+  if (!runner) {
+    return failed_precondition("approval " + approval.id +
+                               " is a shell command, and no server with shell_exec (--sandbox) "
+                               "runs this kernel to run it; reject it, or approve it while one does");
+  }
+  if (!approval.proposed_text) return data_loss("approval " + approval.id + " has no command");
+  return runner(approval);
+}
+
 }  // namespace weft::kernel

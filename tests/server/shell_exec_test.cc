@@ -206,6 +206,34 @@ TEST_F(ShellExecTest, PredictedViolationIsRefusedUnderStrictAndWarnedOtherwise) 
   EXPECT_EQ(w["structuredContent"]["violations"][0]["path"], "vendor/lib.c");
 }
 
+TEST_F(ShellExecTest, EscalationWaitsForAPersonThenRuns) {
+  write("weft.toml", kRules);
+  write("docs/guide.md", kOriginal);
+  write("docs/other.md", kOriginal);
+  auto fake = [](std::string_view command, std::string_view) {
+    source::ShellPrediction p;
+    if (command.find("docs/guide.md") != std::string_view::npos) {
+      p.accesses.push_back({"docs/guide.md", source::FileOp::kOverwrite});
+    }
+    return p;
+  };
+  build(Enforcement::kStrict, fake);
+  Json r = shell("echo approved > docs/guide.md; echo sneaky > docs/other.md");
+  ASSERT_FALSE(failed(r)) << r.dump();
+  std::string id = r["structuredContent"].value("pending_approval", std::string());
+  ASSERT_FALSE(id.empty()) << r.dump();
+  EXPECT_EQ(read("docs/guide.md"), kOriginal);  // nothing ran yet
+  kernel::Kernel* k = built_.workspace->kernel();
+  ASSERT_NE(k, nullptr);
+  auto approved = k->approve(id, "alice");
+  ASSERT_TRUE(approved.ok()) << approved.status();
+  EXPECT_EQ(read("docs/guide.md"), "approved\n");
+  EXPECT_EQ(read("docs/other.md"), kOriginal);  // still protected: not what was approved
+  Json h = call("fs_history", {{"path", "docs/guide.md"}, {"limit", 1}});
+  EXPECT_NE(h.dump().find("shell:claude"), std::string::npos) << h.dump();
+  EXPECT_EQ(k->approval(id)->state, "approved");
+}
+
 TEST_F(ShellExecTest, ProtectedFilesResistEveryRouteUnderStrict) {
   write("weft.toml", kRules);
   write("vendor/lib.c", kOriginal);  // under a whole protected directory

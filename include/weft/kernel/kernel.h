@@ -226,6 +226,18 @@ class Kernel {
   Result<ChangeOutcome> revert_shell_change(std::string_view path, ShellChangeKind kind,
                                             std::string_view shell_origin,
                                             const source::Attribution& who);
+  // A command whose predicted access to `path` needs a person's approval
+  // (`rule` says why): queued as an approval with op "shell", the command as
+  // proposed_text and `cwd` as target_path, by who.origin (the agent). When a
+  // person approves it, approve() runs it through the shell runner.
+  Result<Approval> request_shell_approval(std::string_view path, std::string_view command,
+                                          std::string_view cwd, const source::Attribution& who,
+                                          std::string rule);
+  // What runs an approved command (shell_exec sets it: it holds the
+  // sandbox). Called by approve() on the approver's thread; its error fails
+  // the approval, which then stays pending.
+  using ShellRunner = std::function<Status(const Approval& approval)>;
+  void set_shell_runner(ShellRunner runner);
 
   // Called after every commit of a block (agents, disk, approvals): the block
   // id, the new version and the change's origin. Runs on the committing

@@ -60,8 +60,8 @@ Json violation_json(const source::ShellViolation& v) {
               {"rule", v.rule == "default" ? std::string("the default level") : v.rule}};
 }
 
-std::string shell_origin(const ToolContext& ctx) {
-  std::string origin = ctx.origin();
+// "agent:claude" -> "shell:claude"; another origin o -> "shell:o".
+std::string shell_origin(const std::string& origin) {
   if (origin.rfind("agent:", 0) == 0) return "shell:" + origin.substr(6);
   return "shell:" + origin;
 }
@@ -81,7 +81,24 @@ kernel::Kernel::ShellChangeKind kind_of(const source::ShellChanges& changes,
   return K::kModified;
 }
 
-class ShellExec {
+// One command to run with the hooks, its pre-hook passed.
+struct Run {
+  std::string command;
+  fs::ExecOptions options;
+  Enforcement level = Enforcement::kStrict;
+  std::string author;  // the agent's origin ("agent:claude")
+  std::shared_ptr<const source::WorkspaceRules> rules;
+  // A person approved this path's change (an approved command): it is not
+  // bound read-only, and its change there is no violation.
+  std::string approved_path;
+};
+
+bool covers(const std::string& dir, const std::string& path) {
+  return path == dir ||
+         (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
+}
+
+class ShellExec : public std::enable_shared_from_this<ShellExec> {
  public:
   explicit ShellExec(const WorkspaceToolsOptions& options)
       : enforcement_(options.shell_enforcement),
@@ -89,25 +106,59 @@ class ShellExec {
                                            : source::ShellPredictor(source::no_prediction)),
         state_(std::make_shared<ShellState>()) {}
 
-  Result<ToolOutput> run(const Json& args, ToolContext& ctx) const;
+  // The tool call: checks, the pre-hook, then execute().
+  Result<ToolOutput> run(const Json& args, ToolContext& ctx);
 
  private:
-  // Brings the index up to date before a command; true when it is fed by
-  // the kernel's watcher (else it was rebuilt by a walk).
-  bool prepare(Workspace& ws, kernel::Kernel* k) const;
+  // Takes up the workspace's kernel when it is new (or changed): a fresh
+  // index, the kernel's change log, and the runner of approved commands.
+  // Callers hold state_->mu.
+  void attach(Workspace& ws, kernel::Kernel* k);
+  // attach(), then brings the index up to date before a command; true when
+  // it is fed by the kernel's watcher (else it was rebuilt by a walk).
+  bool prepare(Workspace& ws, kernel::Kernel* k);
+  // Runs `run` in the sandbox between the snapshots, reconciles and checks
+  // what it changed. `out` and `notes` carry what the pre-hook said; `ctx`
+  // is null for an approved command run by the kernel.
+  Result<ToolOutput> execute(Workspace& ws, kernel::Kernel* k, const Run& run, Json out,
+                             std::string notes, const ToolContext* ctx);
+  // Takes `approved` out of the read-only binds: a directory bound whole
+  // that holds it is replaced by binds of its other protected files.
+  // Callers hold state_->mu.
+  void unbind(const std::string& approved, const source::WorkspaceRules& rules,
+              std::vector<std::string>* read_only) const;
+  // The runner of a command a person approved.
+  Status run_approved(Workspace& ws, const kernel::Approval& approval);
+  Enforcement level_for(const source::ShellSettings& settings) const {
+    return enforcement_.value_or(settings.enforcement.value_or(Enforcement::kStrict));
+  }
 
   std::optional<Enforcement> enforcement_;
   source::ShellPredictor predictor_;
   std::shared_ptr<ShellState> state_;
 };
 
-bool ShellExec::prepare(Workspace& ws, kernel::Kernel* k) const {
+void ShellExec::attach(Workspace& ws, kernel::Kernel* k) {
   ShellState& s = *state_;
   if (!s.index || s.kernel != k) {
     s.kernel = k;
     s.log = k ? k->subscribe_disk_changes() : nullptr;
     s.index = new_index(ws.root());
+    if (k) {
+      std::weak_ptr<ShellExec> weak = weak_from_this();
+      Workspace* where = &ws;
+      k->set_shell_runner([weak, where](const kernel::Approval& approval) -> Status {
+        auto self = weak.lock();
+        if (!self) return failed_precondition("shell_exec is no longer served");
+        return self->run_approved(*where, approval);
+      });
+    }
   }
+}
+
+bool ShellExec::prepare(Workspace& ws, kernel::Kernel* k) {
+  ShellState& s = *state_;
+  attach(ws, k);
   bool fed = k && k->flush_disk_changes();
   if (!fed || !s.index->built()) {
     (void)s.index->build();
@@ -118,39 +169,97 @@ bool ShellExec::prepare(Workspace& ws, kernel::Kernel* k) const {
   return true;
 }
 
-Result<ToolOutput> ShellExec::run(const Json& args, ToolContext& ctx) const {
+void ShellExec::unbind(const std::string& approved, const source::WorkspaceRules& rules,
+                       std::vector<std::string>* read_only) const {
+  std::vector<std::string> kept;
+  for (const std::string& p : *read_only) {
+    if (!covers(p, approved)) {
+      kept.push_back(p);
+      continue;
+    }
+    for (const auto& [file, meta] : state_->index->files()) {
+      if (file != approved && covers(p, file) && source::is_protected(rules, file)) {
+        kept.push_back(file);
+      }
+    }
+  }
+  *read_only = std::move(kept);
+}
+
+Status ShellExec::run_approved(Workspace& ws, const kernel::Approval& approval) {
+  Run run;
+  run.command = approval.proposed_text.value_or("");
+  run.options.cwd = approval.target_path.empty() ? "." : approval.target_path;
+  run.options.max_output_bytes = 64 * 1024;
+  run.author = approval.author;
+  run.approved_path = approval.path;
+  WEFT_ASSIGN_OR_RETURN(source::ShellSettings settings, source::load_shell_settings(ws.root()));
+  run.options.network = settings.network;
+  run.level = level_for(settings);
+  kernel::Kernel* k = ws.kernel();
+  if (!k) return failed_precondition("the workspace has no kernel");
+  run.rules = k->rules();
+  auto done = execute(ws, k, run, Json::object(), "", nullptr);
+  return done.ok() ? Status() : done.status();
+}
+
+Result<ToolOutput> ShellExec::run(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
   if (!ws->sandbox()) {
     return failed_precondition("shell_exec needs the server to run with --sandbox");
   }
-  const std::string command = arg_string(args, "command");
-  WEFT_RETURN_IF_ERROR(source::check_command_line(command));
-  fs::ExecOptions options;
-  WEFT_ASSIGN_OR_RETURN(options.cwd, resolve_arg(ctx, args, "cwd"));
-  options.timeout = std::chrono::milliseconds(arg_int(args, "timeout_ms", 30'000));
-  options.max_output_bytes = arg_int(args, "max_output_bytes", 64 * 1024);
+  Run run;
+  run.command = arg_string(args, "command");
+  WEFT_RETURN_IF_ERROR(source::check_command_line(run.command));
+  WEFT_ASSIGN_OR_RETURN(run.options.cwd, resolve_arg(ctx, args, "cwd"));
+  run.options.timeout = std::chrono::milliseconds(arg_int(args, "timeout_ms", 30'000));
+  run.options.max_output_bytes = arg_int(args, "max_output_bytes", 64 * 1024);
+  run.author = ctx.origin();
   const std::string root = ws->root();
-  auto settings = source::load_shell_settings(root);
-  if (!settings.ok()) return settings.status();
-  options.network = settings->network;
-  const Enforcement level =
-      enforcement_.value_or(settings->enforcement.value_or(Enforcement::kStrict));
+  WEFT_ASSIGN_OR_RETURN(source::ShellSettings settings, source::load_shell_settings(root));
+  run.options.network = settings.network;
+  run.level = level_for(settings);
   kernel::Kernel* k = ws->kernel();
-  std::shared_ptr<const source::WorkspaceRules> rules;
   if (k) {
-    rules = k->rules();
+    run.rules = k->rules();
   } else {
     WEFT_ASSIGN_OR_RETURN(source::WorkspaceRules loaded, source::WorkspaceRules::load(root));
-    rules = std::make_shared<const source::WorkspaceRules>(std::move(loaded));
+    run.rules = std::make_shared<const source::WorkspaceRules>(std::move(loaded));
   }
+  {
+    std::lock_guard lock(state_->mu);
+    attach(*ws, k);
+  }
+  const Enforcement level = run.level;
   Json out{{"enforcement", std::string(source::enforcement_name(level))}};
   std::string notes;
-
   // ---- pre-hook: the prediction against the rules
   if (level != Enforcement::kNone) {
-    const std::string cwd = options.cwd.empty() ? "." : options.cwd;
-    source::ShellPrediction prediction = predictor_(command, cwd);
-    std::vector<source::ShellViolation> predicted = source::check_prediction(prediction, *rules);
+    const std::string cwd = run.options.cwd.empty() ? "." : run.options.cwd;
+    source::ShellPrediction prediction = predictor_(run.command, cwd);
+    std::vector<source::ShellViolation> predicted = source::check_prediction(prediction, *run.rules);
+    bool only_approvals =
+        !predicted.empty() &&
+        std::all_of(predicted.begin(), predicted.end(),
+                    [](const source::ShellViolation& v) { return v.needs_approval; });
+    if (only_approvals && level == Enforcement::kStrict && k) {
+      const source::ShellViolation& first = predicted.front();
+      WEFT_ASSIGN_OR_RETURN(
+          kernel::Approval approval,
+          k->request_shell_approval(first.path, run.command, cwd,
+                                    {run.author, "shell_exec", std::nullopt},
+                                    source::describe_violation(first)));
+      Json list = Json::array();
+      for (const auto& v : predicted) list.push_back(violation_json(v));
+      out["violations"] = std::move(list);
+      out["pending_approval"] = approval.id;
+      out["applied"] = false;
+      out["exit_code"] = nullptr;
+      return ToolOutput{"Pending approval " + approval.id + ": " + approval.rule +
+                            ".\nNothing was run: the command runs when a person approves it "
+                            "(its changes are then in fs_history). Do not retry it.",
+                        std::move(out), nullptr};
+    }
     if (!predicted.empty() && level == Enforcement::kStrict) {
       std::string reason;
       Json list = Json::array();
@@ -176,17 +285,28 @@ Result<ToolOutput> ShellExec::run(const Json& args, ToolContext& ctx) const {
         for (const auto& w : warnings) notes += "warning: " + w.get<std::string>() + "\n";
         out["warnings"] = warnings;
       }
-      for (const auto& w : warnings) ctx.log(LogLevel::kWarning, "shell_exec: " + w.get<std::string>());
+      for (const auto& w : warnings) {
+        ctx.log(LogLevel::kWarning, "shell_exec: " + w.get<std::string>());
+      }
     }
   }
 
+  return execute(*ws, k, run, std::move(out), std::move(notes), &ctx);
+}
+
+Result<ToolOutput> ShellExec::execute(Workspace& ws, kernel::Kernel* k, const Run& run, Json out,
+                                      std::string notes, const ToolContext* ctx) {
+  const Enforcement level = run.level;
+  const source::WorkspaceRules& rules = *run.rules;
+  fs::ExecOptions options = run.options;
   // ---- snapshot before, and what the sandbox protects
   source::Protection protection;
   bool incremental = false;
   {
     std::lock_guard lock(state_->mu);
-    incremental = prepare(*ws, k);
-    if (level == Enforcement::kStrict) protection = state_->index->protection(*rules);
+    incremental = prepare(ws, k);
+    if (level == Enforcement::kStrict) protection = state_->index->protection(rules);
+    if (!run.approved_path.empty()) unbind(run.approved_path, rules, &protection.read_only);
   }
   options.read_only_workspace_paths = protection.read_only;
   if (options.read_only_workspace_paths.size() > fs::kMaxReadOnlyWorkspacePaths) {
@@ -197,12 +317,13 @@ Result<ToolOutput> ShellExec::run(const Json& args, ToolContext& ctx) const {
     }
     options.read_only_workspace_paths.resize(fs::kMaxReadOnlyWorkspacePaths);
   }
-  const source::Attribution who{shell_origin(ctx), command_message(command), std::nullopt};
-  const uint64_t run_id = k ? k->begin_shell_command(who, ctx.origin()) : 0;
+  const source::Attribution who{shell_origin(run.author), command_message(run.command),
+                                std::nullopt};
+  const uint64_t run_id = k ? k->begin_shell_command(who, run.author) : 0;
 
   // ---- run
-  ctx.progress(0, 1, "running");
-  auto result = ws->sandbox()->exec({"sh", "-c", command}, options);
+  if (ctx) ctx->progress(0, 1, "running");
+  auto result = ws.sandbox()->exec({"sh", "-c", run.command}, options);
 
   // ---- post-hook
   Json problems = Json::array();
@@ -237,10 +358,15 @@ Result<ToolOutput> ShellExec::run(const Json& args, ToolContext& ctx) const {
     std::vector<std::string> all = changes.created;
     all.insert(all.end(), changes.modified.begin(), changes.modified.end());
     all.insert(all.end(), changes.deleted.begin(), changes.deleted.end());
-    for (auto& p : k->reconcile_paths(all, who, ctx.origin())) problems.push_back(std::move(p));
+    for (auto& p : k->reconcile_paths(all, who, run.author)) problems.push_back(std::move(p));
   }
   std::vector<source::ShellViolation> violations;
-  if (level != Enforcement::kNone) violations = source::check_changes(changes, *rules);
+  if (level != Enforcement::kNone) violations = source::check_changes(changes, rules);
+  violations.erase(std::remove_if(violations.begin(), violations.end(),
+                                  [&](const source::ShellViolation& v) {
+                                    return v.needs_approval && v.path == run.approved_path;
+                                  }),
+                   violations.end());
   Json violations_json = Json::array();
   std::vector<std::string> reverted;
   for (const auto& v : violations) {
@@ -259,8 +385,8 @@ Result<ToolOutput> ShellExec::run(const Json& args, ToolContext& ctx) const {
         j["revert_error"] = std::string(undone.message());
       }
     }
-    if (level == Enforcement::kAudit) {
-      ctx.log(LogLevel::kWarning, "shell_exec: " + source::describe_violation(v));
+    if (level == Enforcement::kAudit && ctx) {
+      ctx->log(LogLevel::kWarning, "shell_exec: " + source::describe_violation(v));
     }
     violations_json.push_back(std::move(j));
   }
@@ -268,7 +394,7 @@ Result<ToolOutput> ShellExec::run(const Json& args, ToolContext& ctx) const {
     std::lock_guard lock(state_->mu);
     state_->index->update(reverted);
   }
-  ctx.progress(1, 1, "done");
+  if (ctx) ctx->progress(1, 1, "done");
 
   const fs::ExecResult& r = *result;
   out["exit_code"] = r.exit_code;
@@ -371,7 +497,9 @@ ToolSpec shell_exec_tool(const WorkspaceToolsOptions& tool_options) {
                                    {"not_protected", paths},
                                    {"warnings", paths},
                                    {"post_hook_problems", paths},
-                                   {"refused", {{"type", "string"}}}});
+                                   {"refused", {{"type", "string"}}},
+                                   {"pending_approval", {{"type", "string"}}},
+                                   {"applied", {{"type", "boolean"}}}});
   t.annotations = write_hints(/*destructive=*/true, /*idempotent=*/false);
   auto shell = std::make_shared<ShellExec>(tool_options);
   t.handler = [shell](const Json& args, ToolContext& ctx) { return shell->run(args, ctx); };
