@@ -7,7 +7,8 @@
 #  - startup on a 20,000-file workspace (fresh state directory and second
 #    start) and RSS, RSS with 1,000 blocks loaded (same script);
 #  - disk write -> block committed and listeners told, the reconcile of a 1 MB
-#    file, and Kernel::change_text of a 100 KB file, in process
+#    file, Kernel::change_text of a 100 KB file, and the shell hooks' overhead
+#    on shell_exec "true" in a 20,000-file workspace, in process
 #    (bench/kernel_bench.cc).
 # Prints JSON lines: one object per measurement, each with suite, date,
 # machine, commit, its figures, its bars and whether they are met.
@@ -98,4 +99,16 @@ line("reconcile_1mb", {
   kernel_read_text_reconcile: c.kernel_read_text_reconcile,
   kernel_change_text_reconcile: c.kernel_change_text_reconcile,
   agent_change_text_1mb: c.agent_change_text, file_bytes: c.file_bytes, lines: c.lines });
+
+const sh = inside.shell_hooks;
+if (sh.error) {
+  line("shell_hooks", { error: sh.error });
+} else {
+  line("shell_hooks", {
+    shell_hook_overhead_p50_ms: sh.shell_hook_overhead_p50_ms,
+    shell_hook_overhead_bar: "<= 30 ms (p50 over the bare bwrap run)",
+    shell_hook_overhead_bar_met: sh.shell_hook_overhead_p50_ms <= 30,
+    shell_exec_true: sh.shell_exec_true, bare_bwrap_true: sh.bare_bwrap_true,
+    first_call_ms: sh.first_call_ms, files: sh.files });
+}
 ' "$inside" "$peers" "$commit" "$quick"

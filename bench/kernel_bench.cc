@@ -14,9 +14,13 @@
 //    in the kernel, no MCP), early and late in a run of edits;
 //  - blocks (blocks.h): single-character appends into one conversation block
 //    through the API (batched), a 10-line edit of a 10,000-line block, and
-//    list{parent_id} among many conversation blocks.
+//    list{parent_id} among many conversation blocks;
+//  - the shell hooks: shell_exec "true" through the workspace server
+//    (--sandbox, kernel, strict, a weft.toml protecting a directory) on a
+//    20,000-file workspace, against the bare sandbox exec() of the same
+//    command, interleaved; the overhead is the difference of the p50s.
 // The allocator is tuned as `weft mcp` tunes it. Prints one JSON object.
-//   weft_kernel_bench [--quick] [--only watch|change|reconcile|blocks]
+//   weft_kernel_bench [--quick] [--only watch|change|reconcile|blocks|shell]
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -36,6 +40,7 @@
 #include <thread>
 #include <vector>
 
+#include "weft/fs/sandbox.h"
 #include "weft/kernel/kernel.h"
 #include "weft/server/workspace_server.h"
 #include "weft/source/file_block.h"
@@ -444,6 +449,67 @@ Json bench_blocks(bool quick) {
 
 }  // namespace
 
+Json bench_shell_hooks(int runs, int files) {
+  char templ[] = "/tmp/weft-shell-bench-XXXXXX";
+  if (!::mkdtemp(templ)) return {{"error", "mkdtemp failed"}};
+  const stdfs::path dir = templ;
+  Json out;
+  {
+    const stdfs::path root = dir / "ws";
+    for (int i = 0; i < files; ++i) {
+      stdfs::path p = root / ("d" + std::to_string(i % 200)) / ("f" + std::to_string(i) + ".txt");
+      if (i < 200) stdfs::create_directories(p.parent_path());
+      std::ofstream(p) << "file " << i << "\n";
+    }
+    stdfs::create_directories(root / "vendor");
+    std::ofstream(root / "vendor" / "lib.c") << "lib\n";
+    std::ofstream(root / "weft.toml")
+        << "[permissions]\nrules = [ { glob = \"vendor/**\", level = \"read_only\" } ]\n";
+    weft::server::WorkspaceServerOptions options;
+    options.root = root.string();
+    options.sandbox = true;
+    options.state_dir = (dir / "state").string();
+    options.shell_enforcement = weft::source::Enforcement::kStrict;
+    auto built = weft::server::make_workspace_server(options);
+    if (!built.ok()) {
+      out = {{"error", std::string(built.status().message())}};
+    } else {
+      const weft::server::ToolSpec* tool = built->tools->find("shell_exec");
+      weft::server::ToolContext ctx(built->workspace.get(), {}, nullptr, nullptr, nullptr);
+      const Json args = {{"command", "true"}};
+      // The first call builds the metadata index (one walk): timed apart.
+      auto first = Clock::now();
+      Json r = built->tools->call(*tool, args, ctx);
+      double first_ms = ms_between(first, Clock::now());
+      std::vector<double> hooked, bare;
+      for (int i = 0; i < runs && !r.value("isError", false); ++i) {
+        auto t0 = Clock::now();
+        auto plain = built->workspace->sandbox()->exec({"sh", "-c", "true"});
+        auto t1 = Clock::now();
+        r = built->tools->call(*tool, args, ctx);
+        auto t2 = Clock::now();
+        if (!plain.ok()) break;
+        bare.push_back(ms_between(t0, t1));
+        hooked.push_back(ms_between(t1, t2));
+      }
+      if (r.value("isError", false)) {
+        out = {{"error", r.dump()}};
+      } else {
+        Json h = percentiles(hooked), b = percentiles(bare);
+        out = {{"files", files},
+               {"first_call_ms", round3(first_ms)},
+               {"shell_exec_true", h},
+               {"bare_bwrap_true", b},
+               {"shell_hook_overhead_p50_ms",
+                round3(h["p50_ms"].get<double>() - b["p50_ms"].get<double>())}};
+      }
+    }
+  }
+  std::error_code ec;
+  stdfs::remove_all(dir, ec);
+  return out;
+}
+
 int main(int argc, char** argv) {
   bool quick = false;
   std::string only;
@@ -466,6 +532,9 @@ int main(int argc, char** argv) {
     Json blocks = bench_blocks(quick);
     for (const auto& [key, value] : blocks.items()) out[key] = value;
     if (blocks.contains("error")) out["blocks"] = blocks;
+  }
+  if (only.empty() || only == "shell") {
+    out["shell_hooks"] = bench_shell_hooks(quick ? 30 : 100, 20'000);
   }
   std::printf("%s\n", out.dump().c_str());
   for (const auto& [name, part] : out.items()) {

@@ -34,6 +34,10 @@ inline constexpr const char* kStateHelp =
     "The workspace's state directory, holding the lock that keeps other weft processes on the "
     "same root from overwriting this one's edits (default: $XDG_STATE_HOME/weft/<hash of the "
     "root>, else ~/.local/state/weft/...). Processes sharing a root must use the same one";
+inline constexpr const char* kEnforcementHelp =
+    "How shell_exec holds commands to weft.toml's rules: strict (refuse predicted violations, "
+    "protected paths read-only in the sandbox, revert what got through), warned (warn, report), "
+    "audit (log only), none (skip). Default: weft.toml's [shell] enforcement, else strict";
 
 // Adds one top-level subcommand (and its children) to `app`.
 using CommandSetup = std::function<void(CLI::App& app)>;

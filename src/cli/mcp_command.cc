@@ -15,6 +15,7 @@ struct McpArgs {
   std::string root = ".";
   bool read_only = false;
   bool sandbox = false;
+  std::string enforcement;
   bool fsync = false;
   bool no_kernel = false;
   std::string state;
@@ -31,6 +32,8 @@ void setup_mcp(CLI::App& app) {
   cmd->add_option("--state", args->state, kStateHelp);
   cmd->add_flag("--sandbox", args->sandbox,
                 "Serve through a bubblewrap sandbox and publish shell_exec");
+  cmd->add_option("--enforcement", args->enforcement, kEnforcementHelp)
+      ->check(CLI::IsMember({"strict", "warned", "audit", "none"}));
   cmd->add_flag("--fsync", args->fsync,
                 "fsync every written file and its directory before answering (survives a power "
                 "cut; slower). Default: atomic rename without fsync, like editors");
@@ -49,6 +52,9 @@ void setup_mcp(CLI::App& app) {
     options.root = args->root;
     options.read_only = args->read_only;
     options.sandbox = args->sandbox;
+    if (!args->enforcement.empty()) {
+      options.shell_enforcement = *source::parse_enforcement(args->enforcement);
+    }
     options.fsync = args->fsync;
     options.kernel = !args->no_kernel;
     if (!args->state.empty()) options.state_dir = args->state;

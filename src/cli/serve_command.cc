@@ -16,6 +16,7 @@ struct ServeArgs {
   uint16_t port = 8765;
   bool read_only = false;
   bool sandbox = false;
+  std::string enforcement;
   bool fsync = false;
   bool no_kernel = false;
   std::string state;
@@ -59,6 +60,8 @@ void setup_serve(CLI::App& app) {
   cmd->add_option("--state", args->state, kStateHelp);
   cmd->add_flag("--sandbox", args->sandbox,
                 "Serve through a bubblewrap sandbox and publish shell_exec");
+  cmd->add_option("--enforcement", args->enforcement, kEnforcementHelp)
+      ->check(CLI::IsMember({"strict", "warned", "audit", "none"}));
   cmd->add_flag("--no-kernel", args->no_kernel,
                 "Change files directly: no blocks, history, weft.toml rules or reconcile");
   cmd->add_flag("--fsync", args->fsync,
@@ -80,6 +83,9 @@ void setup_serve(CLI::App& app) {
     options.create_root = true;
     options.read_only = args->read_only;
     options.sandbox = args->sandbox;
+    if (!args->enforcement.empty()) {
+      options.shell_enforcement = *source::parse_enforcement(args->enforcement);
+    }
     options.fsync = args->fsync;
     options.kernel = !args->no_kernel;
     if (!args->state.empty()) options.state_dir = args->state;

@@ -79,7 +79,8 @@ Result<Spawned> spawn(const std::vector<std::string>& argv, const std::vector<st
 // Collects both streams until EOF or the deadline; kills the group on timeout.
 ExecResult collect(Spawned& s, Ms timeout, int64_t max_bytes) {
   ExecResult r;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto start = std::chrono::steady_clock::now();
+  auto deadline = start + timeout;
   std::string* sinks[2] = {&r.stdout_text, &r.stderr_text};
   internal::UniqueFd* fds[2] = {&s.out, &s.err};
   char buf[65536];
@@ -110,6 +111,7 @@ ExecResult collect(Spawned& s, Ms timeout, int64_t max_bytes) {
         fds[i]->reset();
         continue;
       }
+      (i == 0 ? r.stdout_bytes : r.stderr_bytes) += got;
       size_t room = static_cast<size_t>(
           std::max<int64_t>(0, max_bytes - static_cast<int64_t>(sinks[i]->size())));
       if (static_cast<size_t>(got) > room) r.truncated = true;
@@ -121,6 +123,8 @@ ExecResult collect(Spawned& s, Ms timeout, int64_t max_bytes) {
   }
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.exit_code = 128 + WTERMSIG(status);
+  r.elapsed_ms =
+      std::chrono::duration_cast<Ms>(std::chrono::steady_clock::now() - start).count();
   return r;
 }
 
@@ -147,11 +151,19 @@ Status check_read_only_path(const std::string& p) {
 // The bubblewrap arguments that build the sandbox's root: /dev, /proc, a
 // private /tmp and /var/tmp, then each path bound read-only where it exists
 // (links recreated as links; a path under /tmp lands in the private one).
+// Every namespace is unshared (the PID namespace too: when the command ends,
+// or bubblewrap is killed, whatever it left running dies with it), the
+// network only unless `network`.
 std::vector<std::string> root_binds(const std::string& bwrap,
-                                    const std::vector<std::string>& read_only) {
+                                    const std::vector<std::string>& read_only,
+                                    bool network = false) {
   std::vector<std::string> a{
       bwrap,    "--unshare-all", "--die-with-parent", "--new-session", "--dev",   "/dev",
       "--proc", "/proc",         "--tmpfs",           "/tmp",          "--tmpfs", "/var/tmp"};
+  if (network) {
+    a.push_back("--share-net");
+    a.insert(a.end(), {"--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"});
+  }
   for (const std::string& path : read_only) {
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) continue;
@@ -164,6 +176,45 @@ std::vector<std::string> root_binds(const std::string& bwrap,
     }
   }
   return a;
+}
+
+// Binds each existing workspace path read-only over itself under /workspace
+// (after the workspace's own bind, so it wins). A path is checked to be
+// normalised and to stay inside the root without following a link: a
+// symbolic link is bound as the link's own directory entry would not be, so
+// it is refused rather than bound to wherever it points.
+Status add_workspace_binds(const std::string& root, const std::vector<std::string>& paths,
+                           std::vector<std::string>* args, std::vector<std::string>* missing) {
+  std::error_code ec;
+  const std::string real_root = stdfs::canonical(root, ec).string();
+  if (ec) return unavailable("the workspace root '" + root + "': " + ec.message());
+  for (const std::string& p : paths) {
+    bool ok = !p.empty() && p[0] != '/' && p.find('\0') == std::string::npos;
+    for (size_t start = 0; ok && start < p.size();) {
+      size_t slash = std::min(p.find('/', start), p.size());
+      std::string_view seg(p.data() + start, slash - start);
+      ok = !seg.empty() && seg != "." && seg != "..";
+      start = slash + 1;
+    }
+    if (!ok) {
+      return invalid_argument("read-only workspace path '" + p +
+                              "' must be root-relative, without '.', '..' or empty segments");
+    }
+    std::string host = root + "/" + p;
+    struct stat st;
+    if (::lstat(host.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) {
+      missing->push_back(p);
+      continue;
+    }
+    // Directories above it that are links would move the bind elsewhere.
+    std::string real = stdfs::canonical(host, ec).string();
+    if (ec || !is_within(real, real_root)) {
+      missing->push_back(p);
+      continue;
+    }
+    args->insert(args->end(), {"--ro-bind", host, "/workspace/" + p});
+  }
+  return Status();
 }
 
 }  // namespace
@@ -216,7 +267,13 @@ class Sandbox final : public SandboxWorkspace {
     auto st = host_->stat(cwd.str());
     if (!st.ok()) return not_found("exec cwd '" + cwd.str() + "' does not exist in the workspace");
     if (!st->is_directory) return not_a_directory("exec cwd '" + cwd.str() + "' is a file");
-    std::vector<std::string> args = root_binds(options_.bwrap_path, options_.read_only_paths);
+    if (options.read_only_workspace_paths.size() > kMaxReadOnlyWorkspacePaths) {
+      return invalid_argument("exec: " + std::to_string(options.read_only_workspace_paths.size()) +
+                              " read-only workspace paths, over the limit of " +
+                              std::to_string(kMaxReadOnlyWorkspacePaths));
+    }
+    std::vector<std::string> args =
+        root_binds(options_.bwrap_path, options_.read_only_paths, options.network);
     if (options_.host.git_dir) {
       // Only reachable when a configured path contains the store: hide it.
       std::error_code ec;
@@ -230,9 +287,13 @@ class Sandbox final : public SandboxWorkspace {
     }
     // Last, the root tmpfs itself becomes read-only (only /workspace and the
     // private /tmp, /var/tmp stay writable).
+    args.insert(args.end(), {read_only() ? "--ro-bind" : "--bind", root(), "/workspace"});
+    std::vector<std::string> unprotected;
+    WEFT_RETURN_IF_ERROR(
+        add_workspace_binds(root(), options.read_only_workspace_paths, &args, &unprotected));
     args.insert(
         args.end(),
-        {read_only() ? "--ro-bind" : "--bind", root(), "/workspace", "--remount-ro", "/", "--chdir",
+        {"--remount-ro", "/", "--chdir",
          cwd.is_root() ? std::string("/workspace") : "/workspace/" + cwd.str(), "--"});
     args.insert(args.end(), argv.begin(), argv.end());
     std::map<std::string, std::string> env = options.env;
@@ -247,7 +308,9 @@ class Sandbox final : public SandboxWorkspace {
       envv.push_back(k + "=" + v);
     }
     WEFT_ASSIGN_OR_RETURN(Spawned s, spawn(args, envv));
-    return collect(s, options.timeout, options.max_output_bytes);
+    ExecResult result = collect(s, options.timeout, options.max_output_bytes);
+    result.unprotected = std::move(unprotected);
+    return result;
   }
 
  protected:

@@ -172,6 +172,8 @@ Result<ChangeOutcome> Kernel::approve(std::string_view id, std::string_view pers
     WEFT_RETURN_IF_ERROR(k.apply_move(a.path, a.target_path, a.overwrite));
   } else if (a.op == "copy") {
     WEFT_RETURN_IF_ERROR(k.apply_copy(a.path, a.target_path, a.overwrite));
+  } else if (a.op == "shell") {
+    WEFT_RETURN_IF_ERROR(k.run_approved_shell(a));
   } else if (a.proposed_text) {
     WEFT_ASSIGN_OR_RETURN(auto e, k.entry(a.path));
     std::lock_guard lock(e->mu);

@@ -146,9 +146,10 @@ Status Kernel::Impl::sync_from_disk(FileEntry& e) {
     e.frozen.clear();
     return persist(e);
   }
-  source::Attribution disk_origin{std::string(source::kDiskOrigin), "changed on disk", {}};
+  ShellRun author = disk_author("changed on disk");
+  source::Attribution& disk_origin = author.who;
   if (!have_block) {
-    disk_origin.what = "initial content";
+    if (author.undo_author.empty()) disk_origin.what = "initial content";
     WEFT_ASSIGN_OR_RETURN(source::FileBlock block,
                           source::FileBlock::create(*file.text, now, disk_origin));
     e.block.emplace(std::move(block));
@@ -169,9 +170,12 @@ Status Kernel::Impl::sync_from_disk(FileEntry& e) {
     return persist(e);
   }
   auto level = current_rules()->permission_for(e.path);
-  std::string before = e.block->text();
+  std::string before_version = e.block->version();
   WEFT_ASSIGN_OR_RETURN(source::ReconcileResult r,
                         e.block->reconcile(*file.text, now, level, disk_origin));
+  if (!author.undo_author.empty() && e.block->version() != before_version) {
+    record_undo(e, author.undo_author, {true, before_version, e.block->version()}, false);
+  }
   if (r.action == source::ReconcileResult::Action::kConflict) {
     Approval a;
     a.path = e.path;
@@ -319,6 +323,7 @@ Status Kernel::Impl::start_watcher() {
   auto w = source::Watcher::start(root, std::move(wo),
                                   [this](const std::vector<source::FileChange>& changes) {
                                     handle_changes(changes);
+                                    publish_disk_changes(changes);
                                   });
   if (!w.ok()) {
     // Without inotify the kernel still works: tools reconcile on access.

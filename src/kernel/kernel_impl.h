@@ -101,6 +101,26 @@ struct Kernel::Impl {
   std::unique_ptr<source::Watcher> watcher;
   std::unique_ptr<Blocks> blocks;  // made last at open, gone first at close
 
+  // ---- shell commands (shell_changes.cc)
+  struct ShellRun {
+    uint64_t id = 0;
+    source::Attribution who;
+    std::string undo_author;
+  };
+  mutable std::mutex shell_mu;
+  std::vector<ShellRun> shell_runs;  // running commands, oldest first
+  uint64_t next_shell_run = 1;
+  std::vector<std::weak_ptr<DiskChangeLog>> disk_logs;
+  ShellRunner shell_runner;  // guarded by shell_mu
+  // approve() of an approval with op "shell": runs it through shell_runner.
+  Status run_approved_shell(const Approval& approval);
+  // Who a change found on disk is committed as now: the oldest running shell
+  // command (with the author whose undo stack also gets it), else
+  // source:disk with `what`, no undo author.
+  ShellRun disk_author(std::string what) const;
+  // Hands a handled watcher batch to the subscribed logs.
+  void publish_disk_changes(const std::vector<source::FileChange>& changes);
+
   void log(const std::string& line) const {
     if (options.log) options.log(line);
   }

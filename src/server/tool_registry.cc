@@ -136,6 +136,7 @@ Json ToolRegistry::call(const ToolSpec& tool, const Json& args, ToolContext& ctx
     result["content"] = Json::array({{{"type", "text"}, {"text", std::move(out->text)}}});
   }
   if (out->structured.is_object()) result["structuredContent"] = std::move(out->structured);
+  if (out->is_error) result["isError"] = true;
   return result;
 }
 

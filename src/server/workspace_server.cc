@@ -107,6 +107,8 @@ Result<WorkspaceServer> make_workspace_server(const WorkspaceServerOptions& opti
   tool_options.read_only = options.read_only;
   tool_options.shell = options.sandbox;
   tool_options.kernel = with_kernel;
+  tool_options.shell_enforcement = options.shell_enforcement;
+  tool_options.shell_predictor = options.shell_predictor;
   WEFT_RETURN_IF_ERROR(add_workspace_tools(*out.tools, tool_options));
   if (with_kernel) {
     kernel::KernelOptions kernel_options;

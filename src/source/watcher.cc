@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -80,7 +81,13 @@ struct Watcher::Impl {
   ~Impl() {
     if (inotify_fd >= 0) ::close(inotify_fd);
     if (stop_fd >= 0) ::close(stop_fd);
+    if (flush_fd >= 0) ::close(flush_fd);
   }
+  bool flush(std::chrono::milliseconds timeout);
+  // On the watcher thread: everything queued read, everything pending due.
+  void serve_flush();
+  // Resyncs when needed, then hands the changes due by `due_by` to the callback.
+  void deliver(Clock::time_point due_by);
 
   static Result<std::unique_ptr<Watcher>> launch(const std::string& root, WatcherOptions options,
                                                  Callback callback, internal::WatcherLimits limits);
@@ -149,6 +156,12 @@ struct Watcher::Impl {
   const internal::WatcherLimits limits;
   int inotify_fd = -1;
   int stop_fd = -1;
+  int flush_fd = -1;  // written by flush(): deliver everything now
+  std::mutex flush_mu;
+  std::condition_variable flush_cv;
+  uint64_t flush_requested = 0;  // guarded by flush_mu
+  uint64_t flush_done = 0;       // guarded by flush_mu
+  bool running = false;          // guarded by flush_mu: the thread serves flushes
   std::thread thread;
   std::mutex stop_mutex;
   std::atomic<size_t> watched{0};
@@ -522,13 +535,17 @@ void Watcher::Impl::run() {
       timeout.tv_nsec = static_cast<long>(left.count() % 1000000000);
       wait = &timeout;
     }
-    pollfd fds[2] = {{inotify_fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
-    int ready = ppoll(fds, 2, wait, nullptr);
+    pollfd fds[3] = {{inotify_fd, POLLIN, 0}, {stop_fd, POLLIN, 0}, {flush_fd, POLLIN, 0}};
+    int ready = ppoll(fds, 3, wait, nullptr);
     if (ready < 0 && errno != EINTR) {
       diagnose("waiting for inotify events failed: " + errno_text(errno) + "; the watcher stops");
       return;
     }
     if (ready > 0 && fds[1].revents) return;
+    if (ready > 0 && fds[2].revents) {
+      serve_flush();
+      continue;
+    }
     bool drained = true;
     if (ready > 0 && (fds[0].revents & POLLIN)) {
       drained = drain();
@@ -537,29 +554,66 @@ void Watcher::Impl::run() {
       settle_last_move(Clock::now());
     }
     if (drained && !arrivals.empty()) settle_arrivals(Clock::now());
-    if (needs_resync) {
-      needs_resync = false;
-      resync();
-    }
-    Coalescer::Due due = coalescer.take_due(Clock::now());
-    for (uint32_t cookie : due.moved_out) {
-      // A directory moved out of the root (or to an ignored name): its
-      // watches would keep reporting from outside.
-      auto moving = moving_dirs.find(cookie);
-      if (moving == moving_dirs.end()) continue;
-      if (tree.contains(moving->second)) remove_subtree(moving->second);
-      moving_dirs.erase(moving);
-    }
-    watched.store(tree.size());
-    if (due.changes.empty()) continue;
-    try {
-      callback(due.changes);
-    } catch (const std::exception& e) {
-      diagnose(std::string("the change callback threw: ") + e.what());
-    } catch (...) {
-      diagnose("the change callback threw");
-    }
+    deliver(Clock::now());
   }
+}
+
+void Watcher::Impl::deliver(Clock::time_point due_by) {
+  if (needs_resync) {
+    needs_resync = false;
+    resync();
+  }
+  Coalescer::Due due = coalescer.take_due(due_by);
+  for (uint32_t cookie : due.moved_out) {
+    // A directory moved out of the root (or to an ignored name): its
+    // watches would keep reporting from outside.
+    auto moving = moving_dirs.find(cookie);
+    if (moving == moving_dirs.end()) continue;
+    if (tree.contains(moving->second)) remove_subtree(moving->second);
+    moving_dirs.erase(moving);
+  }
+  watched.store(tree.size());
+  if (due.changes.empty()) return;
+  try {
+    callback(due.changes);
+  } catch (const std::exception& e) {
+    diagnose(std::string("the change callback threw: ") + e.what());
+  } catch (...) {
+    diagnose("the change callback threw");
+  }
+}
+
+void Watcher::Impl::serve_flush() {
+  uint64_t value = 0;
+  while (::read(flush_fd, &value, sizeof value) < 0 && errno == EINTR) {
+  }
+  uint64_t target;
+  {
+    std::lock_guard lock(flush_mu);
+    target = flush_requested;
+  }
+  // Every event queued before the request is read (a bounded number of
+  // rounds: a writer that never stops cannot hold the flush forever).
+  for (int round = 0; round < 64 && !drain(); ++round) {
+  }
+  settle_last_move(Clock::now());
+  if (!arrivals.empty()) settle_arrivals(Clock::now());
+  // Far enough ahead that every pending path is due and no writer is waited for.
+  deliver(Clock::now() + std::chrono::hours(24));
+  std::lock_guard lock(flush_mu);
+  flush_done = std::max(flush_done, target);
+  flush_cv.notify_all();
+}
+
+bool Watcher::Impl::flush(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(flush_mu);
+  if (!running) return false;
+  uint64_t mine = ++flush_requested;
+  uint64_t one = 1;
+  while (::write(flush_fd, &one, sizeof one) < 0 && errno == EINTR) {
+  }
+  return flush_cv.wait_for(lock, timeout, [&] { return flush_done >= mine || !running; }) &&
+         flush_done >= mine;
 }
 
 Status Watcher::Impl::open() {
@@ -579,6 +633,10 @@ Status Watcher::Impl::open() {
   }
   stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (stop_fd < 0) return unavailable("cannot watch '" + root + "': eventfd: " + errno_text(errno));
+  flush_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (flush_fd < 0) {
+    return unavailable("cannot watch '" + root + "': eventfd: " + errno_text(errno));
+  }
   int root_wd = inotify_add_watch(inotify_fd, root.c_str(), kWatchMask);
   if (root_wd < 0) {
     int err = errno;
@@ -604,6 +662,9 @@ void Watcher::Impl::stop() {
   while (::write(stop_fd, &one, sizeof one) < 0 && errno == EINTR) {
   }
   thread.join();
+  std::lock_guard flush_lock(flush_mu);
+  running = false;
+  flush_cv.notify_all();
 }
 
 Result<std::unique_ptr<Watcher>> Watcher::Impl::launch(const std::string& root_arg,
@@ -632,7 +693,16 @@ Result<std::unique_ptr<Watcher>> Watcher::Impl::launch(const std::string& root_a
   WEFT_RETURN_IF_ERROR(impl->open());
   Impl* raw = impl.get();
   try {
-    raw->thread = std::thread([raw] { raw->run(); });
+    {
+      std::lock_guard lock(raw->flush_mu);
+      raw->running = true;
+    }
+    raw->thread = std::thread([raw] {
+      raw->run();
+      std::lock_guard lock(raw->flush_mu);
+      raw->running = false;
+      raw->flush_cv.notify_all();
+    });
   } catch (const std::system_error& e) {
     return unavailable(std::string("cannot start the watcher thread: ") + e.what());
   }
@@ -645,6 +715,10 @@ Watcher::~Watcher() { stop(); }
 
 void Watcher::stop() {
   if (impl_) impl_->stop();
+}
+
+bool Watcher::flush(std::chrono::milliseconds timeout) {
+  return impl_ ? impl_->flush(timeout) : false;
 }
 
 size_t Watcher::watched_directories() const { return impl_ ? impl_->watched.load() : 0; }

@@ -29,6 +29,11 @@ struct ExecResult {
   std::string stderr_text;
   bool timed_out = false;  // killed after the timeout
   bool truncated = false;  // stdout or stderr exceeded max_output_bytes
+  int64_t stdout_bytes = 0;  // what the command wrote to each stream, kept or not
+  int64_t stderr_bytes = 0;
+  int64_t elapsed_ms = 0;    // from the start of bubblewrap to the command's end
+  // ExecOptions::read_only_workspace_paths that did not exist (not bound).
+  std::vector<std::string> unprotected;
 };
 
 struct ExecOptions {
@@ -40,7 +45,18 @@ struct ExecOptions {
   std::chrono::milliseconds timeout{30'000};
   // Per stream; the rest is read and dropped (truncated = true).
   int64_t max_output_bytes = 1 << 20;
+  // Workspace paths (root-relative, normalised; files or directories) bound
+  // read-only over /workspace: writes, truncation, chmod fail with EROFS and
+  // rename, unlink or link over them with EBUSY/EXDEV, whatever the command
+  // does. Paths that do not exist are skipped (a bind needs an existing
+  // target) and listed in ExecResult::unprotected. At most
+  // kMaxReadOnlyWorkspacePaths, else kInvalidArgument.
+  std::vector<std::string> read_only_workspace_paths;
+  // Share the host's network (and its /etc/resolv.conf) with the command.
+  bool network = false;
 };
+
+inline constexpr size_t kMaxReadOnlyWorkspacePaths = 4096;
 
 // The host paths a sandbox sees read-only by default: /usr, the /bin, /sbin
 // and /lib* links or directories, and the files under /etc that programs

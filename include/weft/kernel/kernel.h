@@ -23,9 +23,11 @@
 #ifndef WEFT_KERNEL_KERNEL_H_
 #define WEFT_KERNEL_KERNEL_H_
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -180,6 +182,63 @@ class Kernel {
   void on_disk_changes(const std::vector<source::FileChange>& changes);
   // Compares every block with its file and reconciles what differs.
   Status rescan();
+
+  // ---- shell commands (shell_changes.cc; used by shell_exec's hooks)
+  // What the watcher delivered since the log was subscribed: every batch,
+  // in order, after the kernel handled it. Bounded: past
+  // kMaxDiskLogChanges it holds one kRescan instead.
+  class DiskChangeLog {
+   public:
+    static constexpr size_t kMaxDiskLogChanges = 100'000;
+    // The changes so far, emptying the log.
+    std::vector<source::FileChange> take();
+    void append(const std::vector<source::FileChange>& changes);
+
+   private:
+    std::mutex mu_;
+    std::vector<source::FileChange> changes_;
+  };
+  // The log lives while the caller holds it.
+  std::shared_ptr<DiskChangeLog> subscribe_disk_changes();
+  // Has the watcher read and handle everything queued so far (Watcher::flush),
+  // so every change made to the disk before the call is in the blocks and
+  // the logs. False without a watcher, or when it did not answer in time.
+  bool flush_disk_changes(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // From now until end_shell_command, a change found on disk (by the watcher
+  // or any reconcile) is committed as `who` (origin "shell:<agent>", what:
+  // the command) instead of source:disk, and goes on `undo_author`'s undo
+  // stack too (the agent's fs_undo reverts it). Commands that overlap: the
+  // oldest running one's attribution. Returns the id for end_shell_command.
+  uint64_t begin_shell_command(source::Attribution who, std::string undo_author);
+  void end_shell_command(uint64_t id);
+  // Reconciles these files (root-relative) now, as `who` / `undo_author`
+  // (above). Per-path errors are returned as "path: reason" lines.
+  std::vector<std::string> reconcile_paths(const std::vector<std::string>& paths,
+                                           const source::Attribution& who,
+                                           const std::string& undo_author);
+  // What a shell command did to one file, for revert_shell_change.
+  enum class ShellChangeKind : uint8_t { kCreated, kModified, kDeleted };
+  // Takes back a change a shell command made to `path` that the rules
+  // forbid (strict enforcement), past the rules: a created file is removed,
+  // a deleted one written back from its block, a modified one gets the
+  // block's newest change reverted when that change is `shell_origin`'s.
+  // The revert is committed as `who`. kFailedPrecondition when it cannot be
+  // (no block: binary, or weft never had the file's text before the change).
+  Result<ChangeOutcome> revert_shell_change(std::string_view path, ShellChangeKind kind,
+                                            std::string_view shell_origin,
+                                            const source::Attribution& who);
+  // A command whose predicted access to `path` needs a person's approval
+  // (`rule` says why): queued as an approval with op "shell", the command as
+  // proposed_text and `cwd` as target_path, by who.origin (the agent). When a
+  // person approves it, approve() runs it through the shell runner.
+  Result<Approval> request_shell_approval(std::string_view path, std::string_view command,
+                                          std::string_view cwd, const source::Attribution& who,
+                                          std::string rule);
+  // What runs an approved command (shell_exec sets it: it holds the
+  // sandbox). Called by approve() on the approver's thread; its error fails
+  // the approval, which then stays pending.
+  using ShellRunner = std::function<Status(const Approval& approval)>;
+  void set_shell_runner(ShellRunner runner);
 
   // Called after every commit of a block (agents, disk, approvals): the block
   // id, the new version and the change's origin. Runs on the committing

@@ -47,6 +47,9 @@ struct ToolOutput {
   std::string text;  // the text block the model reads
   Json structured;   // structuredContent (an object matching the output schema), or null
   Json content;      // when an array: these content blocks replace the text block
+  // The call failed, but with structured content to show (e.g. a refused
+  // shell command): the result carries isError: true.
+  bool is_error = false;
 };
 
 // Per-call facilities: the workspace, cancellation, progress and logging.

@@ -15,6 +15,7 @@
 #include "weft/kernel/kernel_link.h"
 #include "weft/server/mcp_server.h"
 #include "weft/server/workspace.h"
+#include "weft/source/shell_hooks.h"
 
 namespace weft::server {
 
@@ -34,6 +35,11 @@ struct WorkspaceServerOptions {
   // rules apply, and changes on disk are reconciled (kernel/kernel.h). Off: the
   // tools change files directly. Always off when read_only.
   bool kernel = true;
+  // shell_exec's enforcement level (--enforcement); unset: weft.toml's
+  // [shell] enforcement, else strict (source/shell_hooks.h).
+  std::optional<source::Enforcement> shell_enforcement;
+  // shell_exec's command predictor; empty: none (source::no_prediction).
+  source::ShellPredictor shell_predictor;
   std::function<void(const std::string&)> diagnostics;  // log lines (stderr in the CLI)
 };
 

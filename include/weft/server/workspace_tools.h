@@ -10,8 +10,10 @@
 #define WEFT_SERVER_WORKSPACE_TOOLS_H_
 
 #include <memory>
+#include <optional>
 
 #include "weft/base/status.h"
+#include "weft/source/shell_hooks.h"
 #include "weft/server/mcp_server.h"
 #include "weft/server/tool.h"
 #include "weft/server/workspace.h"
@@ -24,6 +26,11 @@ struct WorkspaceToolsOptions {
   // publish fs_history, fs_diff, fs_rollback, fs_undo, fs_redo and fs_status
   // (needs a workspace with a kernel)
   bool kernel = false;
+  // shell_exec's enforcement level; unset: weft.toml's [shell] enforcement,
+  // else strict (source/shell_hooks.h).
+  std::optional<source::Enforcement> shell_enforcement;
+  // What shell_exec asks before a command runs; empty: source::no_prediction.
+  source::ShellPredictor shell_predictor;
 };
 
 // Adds the tools in a fixed order. Errors only on a programming mistake

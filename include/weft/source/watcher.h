@@ -89,6 +89,14 @@ class Watcher {
   Watcher& operator=(const Watcher&) = delete;
 
   void stop();
+  // Reads every inotify event queued so far and delivers all pending changes
+  // now (quiet periods and open writers not waited for), then returns after
+  // the callback has run on them. So a caller that changed files and then
+  // flushes has had every change delivered (e.g. after a shell command
+  // exited). False when the watcher does not answer within `timeout` (it
+  // stopped, or the callback is slow); the changes still come later.
+  // Must not be called from the callback.
+  bool flush(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // How many directories are watched now.
   size_t watched_directories() const;
 

@@ -205,7 +205,7 @@ Status add_workspace_tools(ToolRegistry& registry, const WorkspaceToolsOptions& 
       all.push_back(std::move(tool));
     }
   }
-  if (options.shell) all.push_back(shell_exec_tool());
+  if (options.shell) all.push_back(shell_exec_tool(options));
   for (auto& tool : all) {
     if (options.read_only && !tool.annotations.read_only) continue;
     WEFT_RETURN_IF_ERROR(registry.add(std::move(tool)));

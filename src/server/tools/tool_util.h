@@ -13,6 +13,7 @@
 #include "weft/server/tool.h"
 #include "weft/kernel/kernel.h"
 #include "weft/server/workspace.h"
+#include "weft/server/workspace_tools.h"
 #include "weft/source/file_block.h"
 
 namespace weft::server::tools {
@@ -79,7 +80,7 @@ ToolSpec fs_copy_tool();
 ToolSpec fs_snapshot_tool();
 ToolSpec fs_restore_tool();
 ToolSpec fs_snapshots_tool();
-ToolSpec shell_exec_tool();
+ToolSpec shell_exec_tool(const WorkspaceToolsOptions& options);
 ToolSpec fs_history_tool();
 ToolSpec fs_diff_tool();
 ToolSpec fs_rollback_tool();

@@ -1,0 +1,319 @@
+// shell_exec with its hooks, through the workspace server (--sandbox, with
+// the kernel): a protected file attacked by 20 routes at each enforcement
+// level, the result's fields, refusals by an injected predictor, bad command
+// lines, attribution in fs_history and fs_undo, and the limits.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/test_support.h"
+#include "weft/fs/sandbox.h"
+#include "weft/server/workspace_server.h"
+
+namespace weft::server {
+namespace {
+
+namespace stdfs = std::filesystem;
+using source::Enforcement;
+
+constexpr std::string_view kRules = R"([permissions]
+rules = [
+  { glob = "vendor/**", level = "read_only" },
+  { glob = "docs/**",   level = "human" },
+  { glob = "**/*.lock", level = "read_only" },
+]
+)";
+constexpr std::string_view kOriginal = "original\n";
+
+bool have(const char* tool) {
+  return std::system(("command -v " + std::string(tool) + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+// The routes by which a command can change the protected file P (each also
+// run against a file under a whole protected directory and a file bound on
+// its own). "%P" is replaced by the path.
+std::vector<std::pair<std::string, std::string>> attack_routes() {
+  std::vector<std::pair<std::string, std::string>> r = {
+      {"redirection", "echo evil > %P"},
+      {"sed -i", "sed -i s/original/evil/ %P"},
+      {"cp over", "echo evil > /tmp/e; cp /tmp/e %P"},
+      {"mv onto", "echo evil > e.tmp; mv -f e.tmp %P"},
+      {"ln -sf", "echo evil > e.tmp; ln -sf \"$PWD/e.tmp\" %P"},
+      {"python3", "python3 -c \"open('%P','w').write('evil')\""},
+      {"dd", "echo evil | dd of=%P 2>/dev/null"},
+      {"tee", "echo evil | tee %P"},
+      {"find -exec", "find . -path ./%P -exec sh -c 'echo evil > \"$1\"' _ {} \\;"},
+      {"script file", "printf 'echo evil > %P\\n' > s.sh; sh s.sh"},
+      {"truncate", "truncate -s 0 %P"},
+      {"chmod+write", "chmod 666 %P; echo evil > %P"},
+      {"rm+recreate", "rm -f %P; echo evil > %P"},
+      {"install", "echo evil > e.tmp; install -m 644 e.tmp %P"},
+      {"cat >>", "echo evil | cat >> %P"},
+      {"printf >", "printf evil > %P"},
+      {"hard link", "ln %P h.tmp && echo evil > h.tmp"},
+      {"exec 3>", "exec 3> %P; echo evil >&3"},
+  };
+  if (have("perl")) r.push_back({"perl -i", "perl -pi -e s/original/evil/ %P"});
+  if (have("gawk")) r.push_back({"awk -i inplace", "gawk -i inplace '{print \"evil\"}' %P"});
+  if (have("rsync")) r.push_back({"rsync", "echo evil > e.tmp; rsync e.tmp %P"});
+  if (r.size() < 20) r.push_back({"mv away", "mv %P moved.tmp"});
+  if (r.size() < 20) r.push_back({"rm", "rm -f %P"});
+  return r;
+}
+
+std::string replace_p(std::string command, const std::string& path) {
+  for (size_t at = command.find("%P"); at != std::string::npos; at = command.find("%P", at)) {
+    command.replace(at, 2, path);
+    at += path.size();
+  }
+  return command;
+}
+
+class ShellExecTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Status avail = fs::sandbox_available();
+    if (!avail.ok()) GTEST_SKIP() << "bubblewrap unavailable here: " << avail;
+    stdfs::create_directories(ws());
+  }
+  stdfs::path ws() const { return tmp_.path() / "ws"; }
+  void write(const std::string& rel, std::string_view text) {
+    stdfs::create_directories((ws() / rel).parent_path());
+    std::ofstream(ws() / rel, std::ios::binary | std::ios::trunc) << text;
+  }
+  std::string read(const std::string& rel) {
+    std::error_code ec;
+    if (!stdfs::is_regular_file(stdfs::symlink_status(ws() / rel, ec))) return "<not a file>";
+    return weft::testing::read_file(ws() / rel);
+  }
+  void build(std::optional<Enforcement> level, source::ShellPredictor predictor = nullptr) {
+    built_ = WorkspaceServer();
+    WorkspaceServerOptions options;
+    options.root = ws().string();
+    options.sandbox = true;
+    options.state_dir = (tmp_.path() / "state").string();
+    options.shell_enforcement = level;
+    options.shell_predictor = std::move(predictor);
+    auto built = make_workspace_server(options);
+    ASSERT_TRUE(built.ok()) << built.status();
+    built_ = std::move(*built);
+  }
+  Json call(const std::string& tool, const Json& args) {
+    const ToolSpec* spec = built_.tools->find(tool);
+    EXPECT_NE(spec, nullptr) << tool;
+    if (!spec) return Json();
+    ToolContext ctx(built_.workspace.get(), {}, nullptr, nullptr,
+                    [this](LogLevel, const std::string& line) { logged_.push_back(line); });
+    ctx.set_client_name("claude");
+    return built_.tools->call(*spec, args, ctx);
+  }
+  Json shell(const std::string& command) { return call("shell_exec", {{"command", command}}); }
+  // An attack route, after clearing what earlier routes left.
+  Json attack(const std::string& route, const std::string& target) {
+    return shell("rm -f e.tmp h.tmp s.sh moved.tmp; " + replace_p(route, target));
+  }
+  static bool failed(const Json& result) { return result.value("isError", false); }
+  static std::string text(const Json& result) {
+    return result["content"][0].value("text", std::string());
+  }
+
+  weft::testing::TempDir tmp_;
+  WorkspaceServer built_;
+  std::vector<std::string> logged_;
+};
+
+TEST_F(ShellExecTest, ResultCarriesOutputChangesAndLimits) {
+  write("a.txt", "a\n");
+  write("gone.txt", "g\n");
+  build(Enforcement::kWarned);
+  Json r = call("shell_exec", {{"command", "echo out; echo err >&2; echo more >> a.txt; "
+                                           "echo n > new.txt; rm gone.txt; head -c 5000 "
+                                           "/dev/zero | tr '\\0' y; exit 3"},
+                               {"max_output_bytes", 100}});
+  ASSERT_FALSE(failed(r)) << r.dump();
+  const Json& s = r["structuredContent"];
+  EXPECT_EQ(s["exit_code"], 3);
+  EXPECT_EQ(s["stderr"], "err\n");
+  EXPECT_EQ(s["stdout_bytes"], 5004);
+  EXPECT_EQ(s["stdout"].get<std::string>().size(), 100u);
+  EXPECT_TRUE(s["truncated"].get<bool>());
+  EXPECT_FALSE(s["timed_out"].get<bool>());
+  EXPECT_EQ(s["created"], Json::array({"new.txt"}));
+  EXPECT_EQ(s["modified"], Json::array({"a.txt"}));
+  EXPECT_EQ(s["deleted"], Json::array({"gone.txt"}));
+  EXPECT_EQ(s["violations"], Json::array());
+  EXPECT_EQ(s["enforcement"], "warned");
+
+  Json t = call("shell_exec", {{"command", "sleep 20"}, {"timeout_ms", 300}});
+  EXPECT_TRUE(t["structuredContent"]["timed_out"].get<bool>());
+}
+
+TEST_F(ShellExecTest, ChangesAreTheShellsInHistoryAndTheAgentCanUndoThem) {
+  write("a.txt", "one\n");
+  build(Enforcement::kStrict);
+  ASSERT_FALSE(failed(call("fs_read", {{"path", "a.txt"}})));
+  Json r = shell("sed -i s/one/two/ a.txt; echo fresh > b.txt");
+  ASSERT_FALSE(failed(r)) << r.dump();
+  Json h = call("fs_history", {{"path", "a.txt"}});
+  ASSERT_FALSE(failed(h)) << h.dump();
+  EXPECT_NE(h.dump().find("shell:claude"), std::string::npos) << h.dump();
+  EXPECT_NE(h.dump().find("sed -i s/one/two/ a.txt"), std::string::npos) << h.dump();
+  EXPECT_NE(call("fs_history", {{"path", "b.txt"}}).dump().find("shell:claude"),
+            std::string::npos);
+  Json u = call("fs_undo", {{"path", "a.txt"}});
+  ASSERT_FALSE(failed(u)) << u.dump();
+  EXPECT_EQ(read("a.txt"), "one\n");
+}
+
+TEST_F(ShellExecTest, BadCommandLinesRunNothing) {
+  build(Enforcement::kStrict);
+  for (std::string bad : {std::string("touch ran1; echo 'open"),
+                          std::string("touch ran2\0x", 12), std::string("touch ran3 \\"),
+                          "touch ran4; " + std::string(1 << 20, 'x')}) {
+    Json r = shell(bad);
+    EXPECT_TRUE(failed(r)) << r.dump().substr(0, 200);
+  }
+  for (const char* f : {"ran1", "ran2", "ran3", "ran4"}) EXPECT_FALSE(stdfs::exists(ws() / f));
+}
+
+TEST_F(ShellExecTest, PredictedViolationIsRefusedUnderStrictAndWarnedOtherwise) {
+  write("weft.toml", kRules);
+  write("vendor/lib.c", kOriginal);
+  auto fake = [](std::string_view command, std::string_view cwd) {
+    source::ShellPrediction p;
+    if (command.find("vendor/lib.c") != std::string_view::npos) {
+      p.accesses.push_back({std::string(cwd) == "." ? "vendor/lib.c" : "?", source::FileOp::kOverwrite});
+    }
+    return p;
+  };
+  build(Enforcement::kStrict, fake);
+  Json r = shell("touch ran; echo evil > vendor/lib.c");
+  ASSERT_TRUE(failed(r)) << r.dump();
+  EXPECT_NE(r["structuredContent"]["refused"].get<std::string>().find("vendor/**"),
+            std::string::npos)
+      << r.dump();
+  EXPECT_EQ(r["structuredContent"]["violations"][0]["path"], "vendor/lib.c");
+  EXPECT_FALSE(stdfs::exists(ws() / "ran"));  // nothing was run
+  EXPECT_FALSE(failed(shell("touch ok")));    // nothing predicted: runs
+
+  build(Enforcement::kWarned, fake);
+  Json w = shell("touch ran; echo evil > vendor/lib.c");
+  ASSERT_FALSE(failed(w)) << w.dump();
+  EXPECT_NE(w["structuredContent"]["warnings"].dump().find("vendor/lib.c"), std::string::npos);
+  EXPECT_TRUE(stdfs::exists(ws() / "ran"));
+  EXPECT_EQ(w["structuredContent"]["violations"][0]["path"], "vendor/lib.c");
+}
+
+TEST_F(ShellExecTest, EscalationWaitsForAPersonThenRuns) {
+  write("weft.toml", kRules);
+  write("docs/guide.md", kOriginal);
+  write("docs/other.md", kOriginal);
+  auto fake = [](std::string_view command, std::string_view) {
+    source::ShellPrediction p;
+    if (command.find("docs/guide.md") != std::string_view::npos) {
+      p.accesses.push_back({"docs/guide.md", source::FileOp::kOverwrite});
+    }
+    return p;
+  };
+  build(Enforcement::kStrict, fake);
+  Json r = shell("echo approved > docs/guide.md; echo sneaky > docs/other.md");
+  ASSERT_FALSE(failed(r)) << r.dump();
+  std::string id = r["structuredContent"].value("pending_approval", std::string());
+  ASSERT_FALSE(id.empty()) << r.dump();
+  EXPECT_EQ(read("docs/guide.md"), kOriginal);  // nothing ran yet
+  kernel::Kernel* k = built_.workspace->kernel();
+  ASSERT_NE(k, nullptr);
+  auto approved = k->approve(id, "alice");
+  ASSERT_TRUE(approved.ok()) << approved.status();
+  EXPECT_EQ(read("docs/guide.md"), "approved\n");
+  EXPECT_EQ(read("docs/other.md"), kOriginal);  // still protected: not what was approved
+  Json h = call("fs_history", {{"path", "docs/guide.md"}, {"limit", 1}});
+  EXPECT_NE(h.dump().find("shell:claude"), std::string::npos) << h.dump();
+  EXPECT_EQ(k->approval(id)->state, "approved");
+}
+
+TEST_F(ShellExecTest, ProtectedFilesResistEveryRouteUnderStrict) {
+  write("weft.toml", kRules);
+  write("vendor/lib.c", kOriginal);  // under a whole protected directory
+  write("app/Cargo.lock", kOriginal);  // bound on its own
+  build(Enforcement::kStrict);
+  for (const std::string& target : {"vendor/lib.c", "app/Cargo.lock", "weft.toml"}) {
+    std::string before = read(target);
+    for (const auto& [name, route] : attack_routes()) {
+      Json r = attack(route, target);
+      ASSERT_FALSE(failed(r)) << name << ": " << r.dump();
+      EXPECT_EQ(read(target), before) << name << " changed " << target << ": " << r.dump();
+      for (const auto& v : r["structuredContent"]["violations"]) {
+        // Whatever got through (a file beside the target) was taken back.
+        EXPECT_TRUE(v.value("reverted", false)) << name << ": " << r.dump();
+      }
+    }
+  }
+  // A new file under a protected glob that no bind covers: caught and removed after.
+  Json r = shell("mkdir -p lib && echo x > lib/new.lock");
+  EXPECT_FALSE(stdfs::exists(ws() / "lib/new.lock")) << r.dump();
+  EXPECT_EQ(r["structuredContent"]["violations"][0]["path"], "lib/new.lock");
+  EXPECT_TRUE(r["structuredContent"]["violations"][0]["reverted"].get<bool>());
+  EXPECT_NE(r["structuredContent"]["not_protected"].dump().find("**/*.lock"), std::string::npos);
+}
+
+TEST_F(ShellExecTest, EveryRouteIsReportedUnderWarnedAndTheOthersLetItThrough) {
+  for (Enforcement level : {Enforcement::kWarned, Enforcement::kAudit, Enforcement::kNone}) {
+    SCOPED_TRACE(std::string(source::enforcement_name(level)));
+    write("weft.toml", kRules);
+    build(level);
+    for (const auto& [name, route] : attack_routes()) {
+      stdfs::remove_all(ws() / "vendor");
+      write("vendor/lib.c", kOriginal);
+      ASSERT_FALSE(failed(call("fs_read", {{"path", "vendor/lib.c"}})));
+      logged_.clear();
+      Json r = attack(route, "vendor/lib.c");
+      ASSERT_FALSE(failed(r)) << name << ": " << r.dump();
+      EXPECT_NE(read("vendor/lib.c"), kOriginal) << name << ": " << r.dump();
+      std::string violations = r["structuredContent"]["violations"].dump();
+      std::string logs;
+      for (const auto& l : logged_) logs += l + "\n";
+      switch (level) {
+        case Enforcement::kWarned:
+          EXPECT_NE(violations.find("vendor/lib.c"), std::string::npos) << name << ": " << r.dump();
+          break;
+        case Enforcement::kAudit:
+          EXPECT_NE(logs.find("vendor/lib.c"), std::string::npos) << name << ": " << logs;
+          EXPECT_EQ(violations, "[]");
+          break;
+        default:
+          EXPECT_EQ(violations, "[]");
+          break;
+      }
+      // A change of content is in the file's history as the shell's (a file
+      // with a second hard link is refused to every tool, the kernel's too).
+      if (read("vendor/lib.c") != "<not a file>" && name != "hard link") {
+        Json h = call("fs_history", {{"path", "vendor/lib.c"}, {"limit", 1}});
+        EXPECT_NE(h.dump().find("shell:claude"), std::string::npos) << name << ": " << h.dump();
+      }
+    }
+  }
+}
+
+TEST_F(ShellExecTest, NetworkFollowsTheShellTable) {
+  build(Enforcement::kStrict);
+  Json off = shell("tail -n +3 /proc/net/dev | wc -l");
+  EXPECT_EQ(off["structuredContent"]["stdout"], "1\n");
+  write("weft.toml", "[shell]\nnetwork = true\n");
+  Json on = shell("tail -n +3 /proc/net/dev | wc -l");
+  int host = 0;
+  {
+    std::ifstream in("/proc/net/dev");
+    std::string line;
+    while (std::getline(in, line)) ++host;
+  }
+  EXPECT_EQ(on["structuredContent"]["stdout"], std::to_string(host - 2) + "\n");
+  write("weft.toml", "[shell]\nenforcement = \"audit\"\n");
+  build(std::nullopt);
+  EXPECT_EQ(shell("true")["structuredContent"]["enforcement"], "audit");
+}
+
+}  // namespace
+}  // namespace weft::server
