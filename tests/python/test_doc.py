@@ -7,6 +7,7 @@ import json
 import pathlib
 import sys
 import threading
+import time
 
 import pytest
 
@@ -772,6 +773,36 @@ def test_threads_sync_separate_docs():
     assert len(merged.get_list("l")) == 200 and len(merged.get_text("big")) == 200_000
 
 
+def test_heavy_calls_release_the_gil():
+    big = weft.Doc(2)
+    text = big.get_text("t")
+    for i in range(2000):
+        text.insert(0, f"line {i} of the text\n")
+        big.commit()
+    ready = threading.Event()
+    marks = []
+
+    def mark_soon():
+        ready.set()
+        time.sleep(0.001)
+        marks.append(time.perf_counter())  # needs the GIL
+
+    for call in (big.export_snapshot, lambda: weft.Doc(3).import_(big.export_json_updates())):
+        marks.clear()
+        ready.clear()
+        thread = threading.Thread(target=mark_soon)
+        thread.start()
+        ready.wait()
+        start = time.perf_counter()
+        call()
+        end = time.perf_counter()
+        thread.join()
+        if end - start < 0.02:
+            continue  # too fast to tell on this machine
+        # Holding the GIL, the other thread would run only as the call returns.
+        assert marks[0] - start < (end - start) / 2, "the GIL was held during the call"
+
+
 # ---- stubs
 
 
@@ -795,3 +826,24 @@ def test_stub_covers_the_extension_module():
         own = {attr for attr in vars(obj) if not attr.startswith("_")}
         assert own <= stubbed[name], (name, own - stubbed[name])
     assert (STUB.parent / "py.typed").exists()
+
+
+def test_package_type_checks_with_mypy(tmp_path, monkeypatch):
+    api = pytest.importorskip("mypy.api", reason="mypy is not installed")
+    usage = tmp_path / "usage.py"
+    usage.write_text(
+        "import weft\n"
+        "doc = weft.Doc()\n"
+        "text: weft.Text = doc.get_map('m').set_container('t', 'Text')\n"
+        "counter: weft.Counter = doc.get_list('l').push_container(weft.Counter)\n"
+        "events: list[weft.DocEvent] = []\n"
+        "doc.subscribe(events.append)\n"
+        "status: weft.ImportStatus = weft.Doc().import_(doc.export_updates(doc.version()))\n"
+        "order: str = doc.compare(doc.frontiers(), [(1, 0)])\n"
+        "entries: list[weft.FileEntry] = weft.InMemoryFilesystem().list()\n"
+        "bad: int = doc.to_json()  # the one error expected\n")
+    monkeypatch.setenv("MYPYPATH", str(pathlib.Path(weft.__file__).parent.parent))
+    out, err, code = api.run(["--strict", "--no-incremental", "--python-version", "3.11",
+                              "--cache-dir", str(tmp_path / "cache"), str(usage)])
+    errors = [line for line in out.splitlines() if ": error:" in line]
+    assert len(errors) == 1 and "usage.py:10:" in errors[0], out + err

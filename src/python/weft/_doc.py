@@ -143,6 +143,7 @@ class VersionVector(Mapping[int, int]):
 
     __slots__ = ("_entries", "_hash")
     _entries: dict[int, int]
+    _hash: int | None
 
     def __init__(self, entries: Mapping[int, int] | Iterable[tuple[int, int]] = ()) -> None:
         pairs = entries.items() if isinstance(entries, Mapping) else entries
@@ -170,6 +171,7 @@ class VersionVector(Mapping[int, int]):
     def __hash__(self) -> int:
         if self._hash is None:
             object.__setattr__(self, "_hash", hash(frozenset(self._entries.items())))
+            assert self._hash is not None
         return self._hash
 
     def __eq__(self, other: object) -> bool:
