@@ -400,10 +400,10 @@ void bind_doc_values(py::class_<PyDoc>& c) {
       },
       "This doc's peer id (an unsigned 64-bit int). Setting it commits pending edits first.");
   c.def("__repr__", [](const PyDoc& self) {
-    auto [peer, changes, detached] = with_doc(self.state, false, [](crdt::Doc& d) {
-      return std::make_tuple(d.peer_id(), d.change_count(), d.is_detached());
+    auto [peer, ops, detached] = with_doc(self.state, false, [](crdt::Doc& d) {
+      return std::make_tuple(d.peer_id(), d.oplog_version().total(), d.is_detached());
     });
-    return "Doc(peer_id=" + std::to_string(peer) + ", changes=" + std::to_string(changes) +
+    return "Doc(peer_id=" + std::to_string(peer) + ", ops=" + std::to_string(ops) +
            (detached ? ", detached" : "") + ")";
   });
 }
