@@ -50,6 +50,12 @@ auto without_gil(const NativeFs& self, F&& f) {
 void bind_filesystem(py::module_& m);
 // Registers SandboxWorkspace and sandbox_available().
 void bind_sandbox(py::module_& m);
+// Registers Container, Text, Map, List and Counter (container_bindings.cc).
+void bind_containers(py::module_& m);
+// Registers Doc and Subscription (doc_bindings.cc).
+void bind_doc(py::module_& m);
+// Registers UndoManager (undo_bindings.cc).
+void bind_undo(py::module_& m);
 
 }  // namespace weft::python
 

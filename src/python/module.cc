@@ -7,8 +7,12 @@
 #include "py_convert.h"
 
 PYBIND11_MODULE(_weft, m) {
-  m.doc() = "weft's C++ filesystem backends (seed 004 protocol); import `weft` instead.";
+  m.doc() = "weft's C++ filesystem backends (seed 004 protocol) and CRDT Doc; import `weft` "
+            "instead.";
   weft::python::init_types();
   weft::python::bind_filesystem(m);
   weft::python::bind_sandbox(m);
+  weft::python::bind_containers(m);
+  weft::python::bind_doc(m);
+  weft::python::bind_undo(m);
 }
