@@ -18,8 +18,8 @@
 
 #include "crdt/container_state.h"
 #include "crdt/op.h"
-#include "crdt/plain.h"
-#include "crdt/seq.h"
+#include "crdt/plain_state.h"
+#include "crdt/fugue_tracker.h"
 #include "crdt/small_vec.h"
 #include "weft/crdt/doc.h"
 

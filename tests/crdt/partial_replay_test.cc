@@ -1,4 +1,4 @@
-// Eg-walker's partial replay (src/crdt/partial.cc): a concurrent import goes
+// Eg-walker's partial replay (src/crdt/partial_replay.cc): a concurrent import goes
 // through a temporary tracker holding placeholders for the common ancestor's
 // state and the ops since, and the container is a plain state again after.
 // Checked against docs that build the whole tracker from the op log

@@ -1,4 +1,4 @@
-// Test helpers for the plain state (crdt/plain.h) seen through a Doc: which
+// Test helpers for the plain state (crdt/plain_state.h) seen through a Doc: which
 // state a container holds, and a doc that never uses the plain state.
 #ifndef WEFT_TESTS_CRDT_PLAIN_SUPPORT_H_
 #define WEFT_TESTS_CRDT_PLAIN_SUPPORT_H_

@@ -1,5 +1,6 @@
-// The sequence CRDT (see seq.h).
-#include "crdt/seq.h"
+// The Fugue tracker, the sequence CRDT with tombstones (see fugue_tracker.h):
+// integration of inserts, deletes by id, and the prepare-version counts.
+#include "crdt/fugue_tracker.h"
 
 #include <algorithm>
 #include <cstring>

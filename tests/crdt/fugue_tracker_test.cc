@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "crdt/core.h"
-#include "crdt/seq.h"
+#include "crdt/fugue_tracker.h"
 #include "weft/crdt/doc.h"
 
 namespace weft::crdt {

@@ -16,8 +16,8 @@
 // advances only the ops between the previous op's version and V. Positions of
 // a concurrent op then resolve through chunk counts as on the fast path, and
 // only the conflict zone is scanned.
-#ifndef WEFT_SRC_CRDT_SEQ_H_
-#define WEFT_SRC_CRDT_SEQ_H_
+#ifndef WEFT_SRC_CRDT_FUGUE_TRACKER_H_
+#define WEFT_SRC_CRDT_FUGUE_TRACKER_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -221,7 +221,8 @@ class Seq {
   // Test hook (DocCore::check_tracker): every position found from the
   // position hint is also found the general way, and a difference is kInternal.
   void set_verify_hints(bool on) { verify_hints_ = on; }
-  // Content of the arena element with id (peer, counter) if present.
+  // Elements in the arena: every insert's units, tombstones included (and
+  // the placeholders given elements so far).
   size_t arena_size() const { return arena_.size(); }
 
   // For undo: the element with id (peer, counter), if present.
@@ -450,4 +451,4 @@ class Seq {
 
 }  // namespace weft::crdt::detail
 
-#endif  // WEFT_SRC_CRDT_SEQ_H_
+#endif  // WEFT_SRC_CRDT_FUGUE_TRACKER_H_

@@ -1,5 +1,6 @@
-// Eg-walker retreat / advance: moving a Seq's prepare version (see seq.h and
-// DocCore::prepare_seq in core.h).
+// Eg-walker retreat / advance: moving a Seq's prepare version (see
+// fugue_tracker.h and DocCore::prepare_seq in core.h), and its from-scratch
+// check (Seq::check_prepare).
 #include <algorithm>
 
 #include "crdt/core.h"

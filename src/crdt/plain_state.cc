@@ -1,6 +1,7 @@
-// The plain state of a Text or List container (see plain.h): its positional
-// edits (chunk splits and merges are in plain_split.cc, reads in plain_read.cc).
-#include "crdt/plain.h"
+// The plain state of a Text or List container (see plain_state.h): its
+// positional edits (chunk splits and merges are in plain_state_split.cc,
+// reads in plain_state_read.cc).
+#include "crdt/plain_state.h"
 
 #include <algorithm>
 #include <new>
