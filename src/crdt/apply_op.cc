@@ -58,7 +58,7 @@ ContainerState& DocCore::container_state(State& s, uint32_t idx) {
     slot->type = containers[idx].type();
     if (slot->type == ContainerType::kText || slot->type == ContainerType::kList) {
       const bool is_text = slot->type == ContainerType::kText;
-      if (s.plain && plain_enabled)
+      if (s.plain && test_.plain_enabled)
         slot->plain = std::make_unique<PlainSeq>(is_text, s.plain_ids);
       else
         slot->seq = std::make_unique<Seq>(&peer_ids, is_text);
@@ -99,7 +99,7 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
     // takes the whole tracker too: it replays all the same, and its fold
     // then gives every unit its id (a partial one could not: the
     // placeholders' ids come from the plain state, which has none).
-    if (positional && partial_enabled && s.plain_ids)
+    if (positional && test_.partial_enabled && s.plain_ids)
       WEFT_RETURN_IF_ERROR(begin_partial(s, op.container, *vv, partial_low(op, 0, n)));
     else
       WEFT_RETURN_IF_ERROR(materialize(s));
@@ -111,7 +111,7 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
     // What the partial tracker cannot resolve: a style anchor, an op whose
     // version lacks part of the tracker's base, or one that reaches the
     // base units it left out.
-    ++partial_stats.whole;
+    ++partial_stats_.whole;
     WEFT_RETURN_IF_ERROR(materialize(s));
     csp = &container_state(s, op.container);
   }
@@ -120,7 +120,7 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
                       op.kind != OpKind::kCounter;
   if (on_seq) {
     WEFT_RETURN_IF_ERROR(prepare_seq(s, op.container, vv));
-    if (check_tracker) {
+    if (test_.check_tracker) {
       cs.seq->set_verify_hints(true);
       WEFT_RETURN_IF_ERROR(cs.seq->check_prepare(vv));
     }

@@ -72,6 +72,34 @@ inline int64_t partial_low(const Op& op, Counter d, Counter n) {
 Status apply_positional(Seq& seq, const Op& op, uint32_t peer, Counter d, Counter n, int64_t shift,
                         const uint32_t* contents, DenseVv* vv);
 
+// Switches that tests set to compare the engine's paths with one another and
+// to verify its structures as it goes; production keeps the defaults. Tests
+// reach them through tests/crdt/core_access.h.
+struct TestOptions {
+  // False forces every Text / List straight to a Fugue tracker.
+  bool plain_enabled = true;
+  // False: a concurrent op materializes the whole tracker instead of a
+  // partial one.
+  bool partial_enabled = true;
+  // A partial tracker leaves out the base units more than this many units
+  // before the lowest position its ops reach (PartialTracker::skip), so a
+  // later op of the import a little lower still fits (tests: 0, the edge).
+  size_t partial_skip_margin = 1024;
+  // Verify the tracker's prepare state from scratch before every sequence op
+  // (Seq::check_prepare; O(elements) per op).
+  bool check_tracker = false;
+  // False sends every commit down the general path (no direct keystroke,
+  // typing lane or commit in place).
+  bool fast_commit = true;
+};
+
+// For tests and benchmarks: partial trackers begun, how many of them left
+// base units out (PartialTracker::skip), and how many gave way to the whole
+// tracker (an op older than their base or below their skip, an anchor).
+struct PartialStats {
+  uint64_t begun = 0, skipped = 0, whole = 0;
+};
+
 class DocCore {
  public:
   explicit DocCore(PeerId peer);
@@ -273,7 +301,7 @@ class DocCore {
   // (the latest in the log, the state frontier right at its end; the commit
   // options are checked by commit_direct) and nothing observes the commit.
   bool can_write_direct() const {
-    if (!fast_commit || changes.empty() || gathering || !subscribers.empty() ||
+    if (!test_.fast_commit || changes.empty() || gathering || !subscribers.empty() ||
         !commit_hooks.empty() || !local_update_subscribers.empty() || state_frontiers.size() != 1) {
       return false;
     }
@@ -545,8 +573,6 @@ class DocCore {
   void copy_txn_deps();
 
   std::string import_origin;  // origin tag of the import in progress (for events)
-  // False forces every Text / List straight to a Fugue Seq (tests compare both).
-  bool plain_enabled = true;
   // Inside an import or a replay (build_state): trackers materialize makes
   // are temporary (they fold back at its end).
   int fold_scope = 0;
@@ -557,26 +583,10 @@ class DocCore {
     FoldScope& operator=(const FoldScope&) = delete;
     DocCore& core_;
   };
-  // False: a concurrent op materializes the whole tracker, as before partial
-  // replay (tests compare both).
-  bool partial_enabled = true;
-  // A partial tracker leaves out the base units more than this many units
-  // before the lowest position its ops reach (PartialTracker::skip), so a
-  // later op of the import a little lower still fits (tests: 0, the edge).
-  size_t partial_skip_margin = 1024;
-  // For tests and benchmarks: partial trackers begun, how many of them left
-  // base units out (PartialTracker::skip), and how many gave way to the
-  // whole tracker (an op older than their base or below their skip, an
-  // anchor).
-  struct PartialStats {
-    uint64_t begun = 0, skipped = 0, whole = 0;
-  } partial_stats;
-  // Tests: verify the tracker's prepare state from scratch before every
-  // sequence op (Seq::check_prepare; O(elements) per op).
-  bool check_tracker = false;
-  // False sends every commit down the general path (tests compare both
-  // against commit_in_place).
-  bool fast_commit = true;
+  // Tests' switches (see TestOptions) and the partial tracker's counters.
+  TestOptions& test_options() { return test_; }
+  const TestOptions& test_options() const { return test_; }
+  const PartialStats& partial_stats() const { return partial_stats_; }
   bool auto_commit = false;
   bool record_timestamp = false;
   int64_t merge_interval = 1000;
@@ -589,6 +599,10 @@ class DocCore {
   bool gathering = false;
   std::map<uint32_t, Value> before_values;
   int emitting = 0;
+
+ private:
+  TestOptions test_;
+  PartialStats partial_stats_;
 };
 
 // Content diff between two shallow values of one container (nullopt when equal).

@@ -214,11 +214,11 @@ class Seq {
   // (the elements move from one to the other; the recorded prepare version
   // is the caller's to set).
   void move_prepare(const DenseVv& from, const DenseVv& to);
-  // Test hook (DocCore::check_tracker): recomputes every element's prepare
+  // Test hook (TestOptions::check_tracker): recomputes every element's prepare
   // state and every count from scratch for version `vv` (nullptr: all) and
   // reports the first difference from the incrementally kept ones as kInternal.
   Status check_prepare(const DenseVv* vv) const;
-  // Test hook (DocCore::check_tracker): every position found from the
+  // Test hook (TestOptions::check_tracker): every position found from the
   // position hint is also found the general way, and a difference is kInternal.
   void set_verify_hints(bool on) { verify_hints_ = on; }
   // Elements in the arena: every insert's units, tombstones included (and

@@ -106,7 +106,7 @@ Status delete_units_using(DocCore& core, uint32_t idx, size_t from, size_t to,
   // recorded as local_delete_run would (the range stays valid: unit_runs
   // checked it, and recording does not read the plain state).
   bool erased = false;
-  if (cs->plain && runs.size() > 1 && core.fast_commit && !core.gathering &&
+  if (cs->plain && runs.size() > 1 && core.test_options().fast_commit && !core.gathering &&
       !core.has_subscribers() && to - from <= UINT32_MAX) {
     WEFT_RETURN_IF_ERROR(
         cs->plain->erase(static_cast<uint32_t>(from), static_cast<uint32_t>(to - from)));

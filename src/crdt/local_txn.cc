@@ -126,7 +126,7 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
   // last insert ended): the plain state's typing lane takes it in place, as
   // for a direct keystroke (PlainSeq::lane_type; insert_utf8 otherwise).
   // fast_commit: the tests clear it to compare with the general path.
-  if (!(run && utf8.size() == 1 && fast_commit &&
+  if (!(run && utf8.size() == 1 && test_.fast_commit &&
         cs.plain->lane_type(self, counter, static_cast<size_t>(pos), utf8[0]))) {
     Status st = cs.plain->insert_utf8(self, counter, static_cast<uint32_t>(pos), utf8, n);
     if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
@@ -179,7 +179,7 @@ Status DocCore::local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, 
 }
 
 bool DocCore::local_erase_one(uint32_t idx, ContainerState& cs, size_t pos, Status* st) {
-  if (!fast_commit || gathering || has_subscribers() || pos > INT32_MAX) return false;
+  if (!test_.fast_commit || gathering || has_subscribers() || pos > INT32_MAX) return false;
   uint32_t id_peer = 0;
   int32_t id_counter = 0;
   if (!cs.plain->lane_erase_one(pos, &id_peer, &id_counter)) return false;
@@ -255,7 +255,7 @@ void DocCore::settle_direct() {
 bool DocCore::commit_in_place(const CommitOptions& options) {
   // Whatever observes a commit (events, the UndoManager's hooks, local
   // update bytes) takes the general path, as does a transaction of several ops.
-  if (txn_ops.size() != 1 || !fast_commit || gathering || !commit_hooks.empty() ||
+  if (txn_ops.size() != 1 || !test_.fast_commit || gathering || !commit_hooks.empty() ||
       !local_update_subscribers.empty() || changes.empty()) {
     return false;
   }

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "crdt/core.h"
+#include "crdt/core_access.h"
 #include "weft/crdt/doc.h"
 
 namespace weft::crdt {
@@ -53,7 +53,7 @@ RC_GTEST_PROP(BinaryMerge, PlainImportMatchesTrackerAtEveryVersion, ()) {
   Doc plain(901);
   RC_ASSERT(plain.import(updates).ok());
   Doc full(902);
-  full.core()->plain_enabled = false;
+  test_options(full).plain_enabled = false;
   RC_ASSERT(full.import(updates).ok());
   const std::string want = author.get_text("t").to_string();
   RC_ASSERT(plain.get_text("t").to_string() == want);

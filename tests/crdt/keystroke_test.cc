@@ -15,7 +15,7 @@
 #include <variant>
 #include <vector>
 
-#include "crdt/core.h"
+#include "crdt/core_access.h"
 #include "crdt/doc_compare.h"
 #include "weft/crdt/doc.h"
 #include "weft/crdt/undo.h"
@@ -54,7 +54,7 @@ std::string describe(const DocEvent& e) {
 
 // One replica of the session and what its observers saw.
 struct Replica {
-  explicit Replica(bool fast) : doc(7) { doc.core()->fast_commit = fast; }
+  explicit Replica(bool fast) : doc(7) { test_options(doc).fast_commit = fast; }
   Doc doc;
   std::vector<std::string> seen;  // events and local-update bytes, in order
   std::vector<Subscription> subs;
@@ -451,7 +451,7 @@ TEST(KeystrokeCommit, LongTypingGrowsTheOpTextAcrossBlocks) {
   // Appends of short texts into a heap block of the change's last op: the
   // 8-byte store path and the grow path alternate.
   Doc fast(3), slow(3);
-  slow.core()->fast_commit = false;
+  test_options(slow).fast_commit = false;
   std::string expect;
   for (int i = 0; i < 500; ++i) {
     const std::string piece = i % 7 == 0 ? "😀" : i % 5 == 0 ? "abcdefg" : "q";
@@ -474,7 +474,7 @@ TEST(KeystrokeCommit, ALongSessionIsStoredInSeveralChangesListedAsOne) {
   // new change, reserved whole, while the encoder and changes() join them.
   constexpr int kKeys = 3 * static_cast<int>(detail::DocCore::kMergeOpsMax) + 10;
   Doc fast(3), slow(3);
-  slow.core()->fast_commit = false;
+  test_options(slow).fast_commit = false;
   for (int i = 0; i < kKeys; ++i) {
     for (Doc* d : {&fast, &slow}) {
       TextRef t = d->get_text("t");

@@ -16,7 +16,7 @@
 #include <variant>
 #include <vector>
 
-#include "crdt/core.h"
+#include "crdt/core_access.h"
 #include "weft/crdt/doc.h"
 #include "weft/crdt/undo.h"
 
@@ -53,7 +53,7 @@ struct Side {
         list(doc.get_list("l")),
         map(doc.get_map("m")),
         counter(doc.get_counter("c")) {
-    doc.core()->fast_commit = fast;
+    test_options(doc).fast_commit = fast;
     core = doc.core().get();
   }
   Doc doc;
@@ -406,7 +406,7 @@ RC_GTEST_PROP(TypingBuffer, EveryEntryPointSeesBufferedKeystrokes, ()) {
 // that buffers and into one that does not.
 struct Typed {
   Typed() : fast(7), slow(7) {
-    slow.core()->fast_commit = false;
+    test_options(slow).fast_commit = false;
     core = fast.core().get();
     for (Doc* d : {&fast, &slow}) {
       TextRef t = d->get_text("t");
@@ -520,7 +520,7 @@ TEST(TypingBuffer, EachEntryPointFlushes) {
 
 TEST(TypingBuffer, FullBufferFlushesAndGoesOn) {
   Doc fast(3), slow(3);
-  slow.core()->fast_commit = false;
+  test_options(slow).fast_commit = false;
   detail::DocCore* core = fast.core().get();
   std::string expect = "a";
   for (Doc* d : {&fast, &slow}) {
