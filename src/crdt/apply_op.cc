@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "crdt/core.h"
+#include "crdt/dcheck.h"
 #include "weft/base/utf.h"
 
 namespace weft::crdt::detail {
@@ -178,6 +179,8 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
 }
 
 Status DocCore::apply_plain(State& s, ContainerState& cs, const Op& op, uint32_t peer, Counter n) {
+  WEFT_DCHECK(op.kind == OpKind::kTextInsert || op.kind == OpKind::kListInsert ||
+              op.kind == OpKind::kSeqDelete);
   Status st;
   switch (op.kind) {
     case OpKind::kTextInsert: {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "crdt/container_state.h"
+#include "crdt/dcheck.h"
 #include "crdt/op.h"
 #include "crdt/plain_state.h"
 #include "crdt/fugue_tracker.h"
@@ -104,6 +105,19 @@ class DocCore {
  public:
   explicit DocCore(PeerId peer);
 
+  // ---- consistency
+  // The whole document's invariants (in the manner of diamond-types'
+  // dbg_check), kInternal naming the first one broken. Always: the op log's
+  // version matches its changes; one form of uncommitted edit at a time; the
+  // state's version is the op log's plus the open transaction's (or direct
+  // keystroke's) units; each Text / List holds a plain state xor a tracker, a
+  // partial tracker only as a temporary one, and no temporary tracker outside
+  // an import or replay. `deep` adds, in O(document): frontiers, every
+  // change's lamport and deps version recomputed, each plain state's chunk
+  // structure and each tracker's prepare counts (Seq::check_prepare).
+  Status check(bool deep) const;
+  Status check_container(const State& s, uint32_t idx, bool deep) const;
+
   // ---- tables
   uint32_t intern_peer(PeerId peer);
   uint32_t intern_container(const ContainerId& id);
@@ -116,6 +130,7 @@ class DocCore {
   // The closure of `ch`'s deps (+ its own earlier counters). REQUIRES: `ch`
   // went through append_change. Valid until the next append_change.
   std::span<const int32_t> deps_vv(const Change& ch) const {
+    WEFT_DCHECK(size_t{ch.vv_at} + ch.vv_len <= vv_pool.size());
     return {vv_pool.data() + ch.vv_at, ch.vv_len};
   }
   // The version of op unit `id` (everything it had seen, itself excluded).

@@ -381,6 +381,8 @@ std::string Doc::to_json_string() const {
   return to_json().to_json_string();
 }
 
+Status Doc::check_invariants(bool deep) const { return core_->check(deep); }
+
 const std::shared_ptr<DocCore>& Doc::core() const {
   core_->flush_typing();
   return core_;

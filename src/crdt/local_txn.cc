@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "crdt/core.h"
+#include "crdt/dcheck.h"
 
 namespace weft::crdt::detail {
 namespace {
@@ -62,6 +63,7 @@ Status DocCore::local_op(Op&& op) {
 
 Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
                                   std::string_view utf8, size_t n) {
+  WEFT_DCHECK(idx < state->containers.size() && &cs == state->containers[idx].get());
   if (!cs.plain) {
     Op op;
     op.kind = OpKind::kTextInsert;
@@ -147,6 +149,8 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
 
 Status DocCore::local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, int32_t n,
                                  uint32_t id_peer, int32_t id_counter, bool erase) {
+  WEFT_DCHECK(cs.plain && cs.plain->ids_known() && n >= 1);
+  WEFT_DCHECK(!erase || static_cast<size_t>(pos) + static_cast<size_t>(n) <= cs.plain->visible_units());
   const ID start{peer_ids[id_peer], id_counter};
   if (direct) {
     settle_direct();
@@ -188,6 +192,7 @@ bool DocCore::local_erase_one(uint32_t idx, ContainerState& cs, size_t pos, Stat
 }
 
 void DocCore::direct_delete(uint32_t idx, int32_t pos, int32_t n, const ID& start) {
+  WEFT_DCHECK(!direct && txn_ops.empty());
   Change& last = changes.back();
   const Counter counter = last.end();
   advance_vv(*state, self, counter + n);

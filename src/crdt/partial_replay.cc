@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "crdt/core.h"
+#include "crdt/dcheck.h"
 #include "weft/base/utf.h"
 
 namespace weft::crdt::detail {
@@ -23,6 +24,7 @@ bool is_positional(OpKind kind) {
 }  // namespace
 
 Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int64_t op_low) {
+  WEFT_DCHECK(idx < s.containers.size() && s.containers[idx] && s.containers[idx]->plain);
   settle();
   // The open transaction's ops are in the state but not in the log.
   if (&s == state.get() && !txn_ops.empty()) return materialize(s);

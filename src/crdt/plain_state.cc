@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <new>
 
+#include "crdt/dcheck.h"
 #include "weft/base/utf.h"
 
 namespace weft::crdt::detail {
@@ -374,6 +375,11 @@ void PlainSeq::set_ids_unknown() {
 }
 
 void PlainSeq::set_ids(const std::vector<Seq::Run>& runs) {
+#ifndef NDEBUG
+  size_t sum = 0;
+  for (const Seq::Run& r : runs) sum += r.len;
+  WEFT_DCHECK(sum == visible_units());
+#endif
   forget_hints();
   ids_known_ = true;
   size_t r = 0, used = 0;  // runs[r] has `used` units given out

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "crdt/core.h"
+#include "crdt/dcheck.h"
 #include "weft/base/utf.h"
 
 namespace weft::crdt::detail {
@@ -24,6 +25,7 @@ Result<std::unique_ptr<State>> DocCore::build_state(const DenseVv& vv, bool plai
 }
 
 Result<std::unique_ptr<State>> DocCore::replay_state(const State& s, bool plain) {
+  WEFT_DCHECK(&s != state.get() || (!direct && typing.n == 0));  // settled
   // The replay goes into a scratch state: no events for it.
   const bool was_gathering = gathering;
   gathering = false;

@@ -1,10 +1,12 @@
 // DocCore's typing buffer: keystrokes typed on, held back and applied in one
 // step (see "the typing buffer" in core.h).
 #include "crdt/core.h"
+#include "crdt/dcheck.h"
 
 namespace weft::crdt::detail {
 
 bool DocCore::begin_typing(uint32_t idx, size_t pos, char ch) {
+  WEFT_DCHECK(typing.n == 0 && !direct && txn_ops.empty());
   // The lane's case for a keystroke that opens a transaction, at a commit
   // boundary (the caller checked), without auto-commit, and a default commit
   // merging into this peer's last change (commit_direct's rule with default

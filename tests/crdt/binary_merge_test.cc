@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "crdt/core_access.h"
+#include "crdt/doc_compare.h"
 #include "weft/crdt/doc.h"
 
 namespace weft::crdt {
@@ -42,6 +43,7 @@ void random_history(Doc& doc) {
       for (int k = 0; k < n && caret > 0; ++k, --caret) RC_ASSERT(t.erase(caret - 1, 1).ok());
     }
     if (*rc::gen::inRange(0, 3) == 0) RC_ASSERT(doc.commit().ok());
+    testing::check_doc(doc);
   }
   RC_ASSERT(doc.commit().ok());
 }
@@ -107,6 +109,7 @@ RC_GTEST_PROP(BinaryMerge, ImportedCausalFieldsMatchTheirDefinition, ()) {
     if (*rc::gen::inRange(0, 4) == 0) {
       const Doc& from = peers[*rc::gen::inRange(0, 3)];
       RC_ASSERT(doc.import(from.export_updates(doc.oplog_version())).ok());
+      testing::check_doc(doc);
       continue;
     }
     TextRef t = doc.get_text("t");
@@ -117,6 +120,7 @@ RC_GTEST_PROP(BinaryMerge, ImportedCausalFieldsMatchTheirDefinition, ()) {
       RC_ASSERT(t.erase(*rc::gen::inRange<size_t>(0, t.len()), 1).ok());
     }
     RC_ASSERT(doc.commit().ok());
+    testing::check_doc(doc);
   }
   Doc all(99);
   for (const Doc& d : peers) RC_ASSERT(all.import(d.export_updates()).ok());

@@ -11,8 +11,7 @@
 
 namespace weft::crdt {
 
-// The DocCore behind `doc` (reading through it applies nothing: buffered
-// keystrokes stay buffered).
+// The DocCore behind `doc` (Doc::core applies buffered keystrokes first).
 inline detail::DocCore& core_of(const Doc& doc) { return *doc.core(); }
 
 // The test-only switches of `doc`'s engine (see detail::TestOptions).

@@ -254,6 +254,8 @@ RC_GTEST_PROP(KeystrokeCommit, InPlaceMatchesGeneralPath, ()) {
     }
     apply(fast, step, blob);
     apply(slow, step, blob);
+    testing::check_doc(fast.doc);
+    testing::check_doc(slow.doc);
     if (step.kind == 11 || step.kind == 9) expect_same(fast, slow);
   }
   RC_ASSERT(fast.doc.commit().ok());
@@ -279,6 +281,8 @@ RC_GTEST_PROP(KeystrokeCommit, DirectKeystrokeReadsMatchGeneralPath, ()) {
     step.s = *rc::gen::arbitrary<uint32_t>();
     apply(fast, step, "");
     apply(slow, step, "");
+    testing::check_doc(fast.doc);
+    testing::check_doc(slow.doc);
     RC_ASSERT(fast.seen == slow.seen);
   }
   RC_ASSERT(fast.doc.commit().ok());
@@ -319,6 +323,8 @@ RC_GTEST_PROP(KeystrokeCommit, TypingLaneMatchesGeneralPath, ()) {
       step.r = step.kind == 0 ? static_cast<uint32_t>(k % 3) : *rc::gen::arbitrary<uint32_t>();
       apply(fast, step, "");
       apply(slow, step, "");
+      testing::check_doc(fast.doc);
+      testing::check_doc(slow.doc);
       if (!fast.doc.core()->auto_commit) {
         RC_ASSERT(fast.doc.commit().ok());
         RC_ASSERT(slow.doc.commit().ok());
@@ -351,6 +357,7 @@ RC_GTEST_PROP(KeystrokeCommit, MultiRunDeleteMatchesGeneralPath, ()) {
         step.r = r;
         rep->cursor = s % (len + 1);
         apply(*rep, step, "");
+        testing::check_doc(rep->doc);
       } else {  // a range delete, usually across several runs
         const size_t at = r % len;
         RC_ASSERT(text.erase(at, 1 + s % std::min<size_t>(len - at, 40)).ok());
@@ -398,6 +405,8 @@ RC_GTEST_PROP(KeystrokeCommit, OneTransactionMatchesGeneralPath, ()) {
       step.r = step.kind == 0 ? static_cast<uint32_t>(k % 3) : *rc::gen::arbitrary<uint32_t>();
       apply(fast, step, "");
       apply(slow, step, "");
+      testing::check_doc(fast.doc);
+      testing::check_doc(slow.doc);
     }
     RC_ASSERT(fast.doc.get_text("t").to_string() == slow.doc.get_text("t").to_string());
   }

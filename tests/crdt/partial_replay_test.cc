@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "crdt/core_access.h"
+#include "crdt/doc_compare.h"
 #include "plain_support.h"
 #include "weft/crdt/doc.h"
 
@@ -123,6 +124,8 @@ RC_GTEST_PROP(PartialReplay, MatchesTheWholeTracker, ()) {
     } else {
       edit(*rs[i]);
     }
+    testing::check_doc(rs[i]->partial);
+    testing::check_doc(rs[i]->whole);
   }
   for (auto& r : rs) {
     RC_ASSERT(r->partial.commit().ok());

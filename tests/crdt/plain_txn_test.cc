@@ -110,6 +110,7 @@ RC_GTEST_PROP(PlainTransaction, RangeDeletesMatchGeneralPath, ()) {
       } else {
         RC_ASSERT(ses->doc.commit().ok());
       }
+      testing::check_doc(ses->doc);
     }
     RC_ASSERT(fast.doc.get_text("t").to_string() == slow.doc.get_text("t").to_string());
   }

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "crdt/core_access.h"
+#include "crdt/doc_compare.h"
 #include "weft/crdt/doc.h"
 #include "weft/crdt/undo.h"
 
@@ -78,7 +79,9 @@ void random_edit(Doc& doc) {
       break;
     }
   }
+  testing::check_doc(doc);
   RC_ASSERT(doc.commit().ok());
+  testing::check_doc(doc);
 }
 
 void sync(Doc& from, Doc& to, bool binary) {
@@ -86,6 +89,7 @@ void sync(Doc& from, Doc& to, bool binary) {
                             : from.export_json_updates(to.oplog_version());
   auto st = to.import(data);
   RC_ASSERT(st.ok());
+  testing::check_doc(to);
 }
 
 RC_GTEST_PROP(CrdtProperties, ReplicasConverge, ()) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "crdt/core_access.h"
+#include "crdt/doc_compare.h"
 #include "weft/crdt/doc.h"
 #include "weft/crdt/undo.h"
 
@@ -392,6 +393,8 @@ RC_GTEST_PROP(TypingBuffer, EveryEntryPointSeesBufferedKeystrokes, ()) {
     RC_ASSERT(a == b);
     RC_ASSERT(cf.len == cs.len);
     RC_ASSERT(cf.at == cs.at);
+    testing::check_doc(fast.doc);
+    testing::check_doc(slow.doc);
   }
   RC_CLASSIFY(buffered_call, "a call while keys were buffered");
   RC_CLASSIFY(fresh_buffered, "keys buffered as a new op (another cursor)");
