@@ -389,11 +389,8 @@ class DocCore {
     if (!direct && (!txn_ops.empty() || !can_write_direct())) return false;
     Change& last = changes.back();
     Op& run = last.ops.back();
+    if (!continues_insert(run, idx, static_cast<int64_t>(pos))) return false;
     const auto keep = static_cast<int32_t>(run.text.size());
-    if (run.kind != OpKind::kTextInsert || run.container != idx ||
-        static_cast<size_t>(run.pos + keep) != pos) {
-      return false;
-    }
     PlainSeq* plain = lane_plain(idx);
     const Counter counter = direct ? txn_start + txn_len : last.end();
     if (!plain || !plain->lane_type(self, counter, pos, ch)) return false;
@@ -510,6 +507,16 @@ class DocCore {
     if (typing.n != 0) flush_typing_now();
   }
   void flush_typing_now();
+  // The one entry point of every reader and of every edit other than a
+  // typed-on key (Doc and handle methods, the UndoManager, revert_to):
+  // applies the typing buffer, so that what follows sees the buffered keys
+  // as applied, and returns this core. (A direct keystroke stays: it is in
+  // the state already; settle() below moves it into txn_ops for the paths
+  // that need the general form.)
+  DocCore& settled() {
+    flush_typing();
+    return *this;
+  }
   // Opens the direct keystroke for a delete of `n` units at `pos` whose ids
   // start at `start`, already erased from the plain state: advances the
   // version and extends this peer's last change's last op or appends one.

@@ -76,8 +76,7 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
     // Typing on within the direct keystroke's transaction: its op is the
     // change's last op (or that op's tail), so continuing it is appending.
     Op& run = changes.back().ops.back();
-    if (run.kind == OpKind::kTextInsert && run.container == idx &&
-        run.pos + static_cast<int32_t>(run.text.size()) == pos) {
+    if (continues_insert(run, idx, pos)) {
       const Counter counter = txn_start + txn_len;
       Status st = cs.plain->insert_utf8(self, counter, static_cast<uint32_t>(pos), utf8, n);
       if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
@@ -97,8 +96,7 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
     // the end of the change's last insert extends it, anything else is a
     // new op of the change.
     Op& run = last.ops.back();
-    if (run.kind == OpKind::kTextInsert && run.container == idx &&
-        run.pos + static_cast<int32_t>(run.text.size()) == pos) {
+    if (continues_insert(run, idx, pos)) {
       direct_txn.pushed = false;
       direct_txn.keep = static_cast<int32_t>(run.text.size());
       run.text.append_utf8(utf8, n, &text_pool);
@@ -119,8 +117,7 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
   Op* run = nullptr;
   if (!txn_ops.empty()) {
     Op& last = txn_ops.back();
-    if (last.kind == OpKind::kTextInsert && last.container == idx &&
-        last.pos + static_cast<int32_t>(last.text.size()) == pos) {
+    if (continues_insert(last, idx, pos)) {
       run = &last;
     }
   }
@@ -278,8 +275,7 @@ bool DocCore::commit_in_place(const CommitOptions& options) {
   Op& run = last.ops.back();
   // Typing on at the end of the change's last insert (checked inline: the
   // counters are adjacent, as the change's last op ends where the txn starts).
-  if (op.kind == OpKind::kTextInsert && run.kind == OpKind::kTextInsert &&
-      op.container == run.container && run.pos + static_cast<int32_t>(run.text.size()) == op.pos) {
+  if (op.kind == OpKind::kTextInsert && continues_insert(run, op.container, op.pos)) {
     run.text.append(op.text);
   } else if (op.kind == OpKind::kSeqDelete && run.kind == OpKind::kSeqDelete &&
              op.container == run.container) {

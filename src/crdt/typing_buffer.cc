@@ -23,8 +23,7 @@ bool DocCore::begin_typing(uint32_t idx, size_t pos, char ch) {
   // anywhere else (another cursor, after a delete) starts a new op, as the
   // direct keystroke would (extend_op joins only adjacent inserts).
   const Op& run = last.ops.back();
-  typing.fresh = run.kind != OpKind::kTextInsert || run.container != idx ||
-                 static_cast<size_t>(run.pos) + run.text.size() != pos;
+  typing.fresh = !continues_insert(run, idx, static_cast<int64_t>(pos));
   typing.idx = idx;
   typing.pos = pos;
   typing.bytes[0] = ch;

@@ -191,6 +191,9 @@ class Doc {
 
  private:
   explicit Doc(std::shared_ptr<detail::DocCore> core);
+  // The core with buffered keystrokes applied (DocCore::settled): where
+  // every method but the typing paths starts.
+  detail::DocCore& settled() const;
   std::shared_ptr<detail::DocCore> core_;
 };
 
