@@ -40,8 +40,7 @@ int zstd_level(uint8_t kind, size_t raw_size, bool fast) {
 // Compresses `raw` into `out` (of ZSTD_compressBound size); returns the
 // frame's size or a zstd error code. Updates (level 9) take matches of at
 // least 6 bytes: about the same size as zstd's default of 5 at that level,
-// and a tenth fewer instructions to decompress (fewer, longer sequences; S3's
-// 1.8 MB body: 16.6 -> 14.9 M). Snapshots keep the default, which is a little
+// and fewer instructions to decompress (fewer, longer sequences). Snapshots keep the default, which is a little
 // smaller at their higher levels, and their size is what they are for.
 // (A context per call, as ZSTD_compress makes one: a kept one would hold the
 // tables of the largest snapshot it ever compressed, tens of MB at level 19.)

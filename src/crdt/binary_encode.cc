@@ -32,7 +32,7 @@ bool may_extend(const Op& last, const Op& o) {
       last.counter + last.atom_len() != o.counter) {
     return false;
   }
-  if (o.kind == OpKind::kTextInsert) return last.pos + int32_t(last.text.size()) == o.pos;
+  if (o.kind == OpKind::kTextInsert) return continues_insert(last, o.container, o.pos);
   return o.kind == OpKind::kSeqDelete;
 }
 

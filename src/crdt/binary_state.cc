@@ -148,7 +148,7 @@ bool installable(const DocCore& core, ContainerType type) {
       return true;
     case ContainerType::kText:
     case ContainerType::kList:
-      return core.plain_enabled && core.state->plain;
+      return core.test_options().plain_enabled && core.state->plain;
     default:
       return false;
   }

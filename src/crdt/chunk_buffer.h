@@ -1,4 +1,4 @@
-// Internal: the two growable buffers inside a PlainSeq chunk (plain.h), the
+// Internal: the two growable buffers inside a PlainSeq chunk (plain_state.h), the
 // bytes of a Text chunk and the id runs of any chunk. Each starts in room the
 // chunk's own heap block provides and moves to the heap only when it
 // outgrows it. Not thread-safe (a chunk has one owner).
@@ -20,7 +20,7 @@ namespace weft::crdt::detail {
 // PlainSeq makes. (std::string's insert / erase carry position checks and an
 // aliasing path that cost as much as the byte move itself at chunk sizes, and
 // a keystroke makes one of each.) Its room starts as `own` bytes inside the
-// chunk's own block (see PlainSeq::alloc_chunk in plain.h: one cold block per chunk, not
+// chunk's own block (see PlainSeq::alloc_chunk in plain_state.h: one cold block per chunk, not
 // three) and moves to the heap only when a paste overfills it before the
 // split. Sources never alias the buffer.
 class ChunkBytes {
@@ -96,9 +96,8 @@ class ChunkBytes {
 // The id runs of one chunk: a vector of trivially copyable T with only the
 // edits PlainSeq makes, whose room starts inside the chunk's own block (as
 // ChunkBytes) and moves to the heap past `own_cap` elements. (ChunkBytes is
-// not a ChunkVec<char>: built that way, the keystroke path in TextRef::insert
-// compiled to 0.5% more instructions on the flat traces, measured with
-// callgrind, from register spills around the byte insert.)
+// not a ChunkVec<char>: its byte insert is on the keystroke path, and a
+// shared template cost register spills there; see bench/RESULTS.md.)
 template <typename T>
 class ChunkVec {
   static_assert(std::is_trivially_copyable_v<T>);

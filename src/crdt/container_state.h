@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "crdt/plain.h"
-#include "crdt/seq.h"
+#include "crdt/plain_state.h"
+#include "crdt/fugue_tracker.h"
 #include "weft/crdt/container_id.h"
 #include "weft/crdt/ids.h"
 #include "weft/crdt/value.h"

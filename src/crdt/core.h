@@ -17,9 +17,10 @@
 #include <vector>
 
 #include "crdt/container_state.h"
+#include "crdt/dcheck.h"
 #include "crdt/op.h"
-#include "crdt/plain.h"
-#include "crdt/seq.h"
+#include "crdt/plain_state.h"
+#include "crdt/fugue_tracker.h"
 #include "crdt/small_vec.h"
 #include "weft/crdt/doc.h"
 
@@ -72,9 +73,50 @@ inline int64_t partial_low(const Op& op, Counter d, Counter n) {
 Status apply_positional(Seq& seq, const Op& op, uint32_t peer, Counter d, Counter n, int64_t shift,
                         const uint32_t* contents, DenseVv* vv);
 
+// Switches that tests set to compare the engine's paths with one another and
+// to verify its structures as it goes; production keeps the defaults. Tests
+// reach them through tests/crdt/core_access.h.
+struct TestOptions {
+  // False forces every Text / List straight to a Fugue tracker.
+  bool plain_enabled = true;
+  // False: a concurrent op materializes the whole tracker instead of a
+  // partial one.
+  bool partial_enabled = true;
+  // A partial tracker leaves out the base units more than this many units
+  // before the lowest position its ops reach (PartialTracker::skip), so a
+  // later op of the import a little lower still fits (tests: 0, the edge).
+  size_t partial_skip_margin = 1024;
+  // Verify the tracker's prepare state from scratch before every sequence op
+  // (Seq::check_prepare; O(elements) per op).
+  bool check_tracker = false;
+  // False sends every commit down the general path (no direct keystroke,
+  // typing lane or commit in place).
+  bool fast_commit = true;
+};
+
+// For tests and benchmarks: partial trackers begun, how many of them left
+// base units out (PartialTracker::skip), and how many gave way to the whole
+// tracker (an op older than their base or below their skip, an anchor).
+struct PartialStats {
+  uint64_t begun = 0, skipped = 0, whole = 0;
+};
+
 class DocCore {
  public:
   explicit DocCore(PeerId peer);
+
+  // ---- consistency
+  // The whole document's invariants (in the manner of diamond-types'
+  // dbg_check), kInternal naming the first one broken. Always: the op log's
+  // version matches its changes; one form of uncommitted edit at a time; the
+  // state's version is the op log's plus the open transaction's (or direct
+  // keystroke's) units; each Text / List holds a plain state xor a tracker, a
+  // partial tracker only as a temporary one, and no temporary tracker outside
+  // an import or replay. `deep` adds, in O(document): frontiers, every
+  // change's lamport and deps version recomputed, each plain state's chunk
+  // structure and each tracker's prepare counts (Seq::check_prepare).
+  Status check(bool deep) const;
+  Status check_container(const State& s, uint32_t idx, bool deep) const;
 
   // ---- tables
   uint32_t intern_peer(PeerId peer);
@@ -88,6 +130,7 @@ class DocCore {
   // The closure of `ch`'s deps (+ its own earlier counters). REQUIRES: `ch`
   // went through append_change. Valid until the next append_change.
   std::span<const int32_t> deps_vv(const Change& ch) const {
+    WEFT_DCHECK(size_t{ch.vv_at} + ch.vv_len <= vv_pool.size());
     return {vv_pool.data() + ch.vv_at, ch.vv_len};
   }
   // The version of op unit `id` (everything it had seen, itself excluded).
@@ -273,7 +316,7 @@ class DocCore {
   // (the latest in the log, the state frontier right at its end; the commit
   // options are checked by commit_direct) and nothing observes the commit.
   bool can_write_direct() const {
-    if (!fast_commit || changes.empty() || gathering || !subscribers.empty() ||
+    if (!test_.fast_commit || changes.empty() || gathering || !subscribers.empty() ||
         !commit_hooks.empty() || !local_update_subscribers.empty() || state_frontiers.size() != 1) {
       return false;
     }
@@ -346,11 +389,8 @@ class DocCore {
     if (!direct && (!txn_ops.empty() || !can_write_direct())) return false;
     Change& last = changes.back();
     Op& run = last.ops.back();
+    if (!continues_insert(run, idx, static_cast<int64_t>(pos))) return false;
     const auto keep = static_cast<int32_t>(run.text.size());
-    if (run.kind != OpKind::kTextInsert || run.container != idx ||
-        static_cast<size_t>(run.pos + keep) != pos) {
-      return false;
-    }
     PlainSeq* plain = lane_plain(idx);
     const Counter counter = direct ? txn_start + txn_len : last.end();
     if (!plain || !plain->lane_type(self, counter, pos, ch)) return false;
@@ -467,6 +507,16 @@ class DocCore {
     if (typing.n != 0) flush_typing_now();
   }
   void flush_typing_now();
+  // The one entry point of every reader and of every edit other than a
+  // typed-on key (Doc and handle methods, the UndoManager, revert_to):
+  // applies the typing buffer, so that what follows sees the buffered keys
+  // as applied, and returns this core. (A direct keystroke stays: it is in
+  // the state already; settle() below moves it into txn_ops for the paths
+  // that need the general form.)
+  DocCore& settled() {
+    flush_typing();
+    return *this;
+  }
   // Opens the direct keystroke for a delete of `n` units at `pos` whose ids
   // start at `start`, already erased from the plain state: advances the
   // version and extends this peer's last change's last op or appends one.
@@ -551,8 +601,6 @@ class DocCore {
   void copy_txn_deps();
 
   std::string import_origin;  // origin tag of the import in progress (for events)
-  // False forces every Text / List straight to a Fugue Seq (tests compare both).
-  bool plain_enabled = true;
   // Inside an import or a replay (build_state): trackers materialize makes
   // are temporary (they fold back at its end).
   int fold_scope = 0;
@@ -563,26 +611,10 @@ class DocCore {
     FoldScope& operator=(const FoldScope&) = delete;
     DocCore& core_;
   };
-  // False: a concurrent op materializes the whole tracker, as before partial
-  // replay (tests compare both).
-  bool partial_enabled = true;
-  // A partial tracker leaves out the base units more than this many units
-  // before the lowest position its ops reach (PartialTracker::skip), so a
-  // later op of the import a little lower still fits (tests: 0, the edge).
-  size_t partial_skip_margin = 1024;
-  // For tests and benchmarks: partial trackers begun, how many of them left
-  // base units out (PartialTracker::skip), and how many gave way to the
-  // whole tracker (an op older than their base or below their skip, an
-  // anchor).
-  struct PartialStats {
-    uint64_t begun = 0, skipped = 0, whole = 0;
-  } partial_stats;
-  // Tests: verify the tracker's prepare state from scratch before every
-  // sequence op (Seq::check_prepare; O(elements) per op).
-  bool check_tracker = false;
-  // False sends every commit down the general path (tests compare both
-  // against commit_in_place).
-  bool fast_commit = true;
+  // Tests' switches (see TestOptions) and the partial tracker's counters.
+  TestOptions& test_options() { return test_; }
+  const TestOptions& test_options() const { return test_; }
+  const PartialStats& partial_stats() const { return partial_stats_; }
   bool auto_commit = false;
   bool record_timestamp = false;
   int64_t merge_interval = 1000;
@@ -595,6 +627,10 @@ class DocCore {
   bool gathering = false;
   std::map<uint32_t, Value> before_values;
   int emitting = 0;
+
+ private:
+  TestOptions test_;
+  PartialStats partial_stats_;
 };
 
 // Content diff between two shallow values of one container (nullopt when equal).

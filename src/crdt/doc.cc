@@ -32,19 +32,21 @@ Doc::~Doc() = default;
 Doc::Doc(Doc&&) noexcept = default;
 Doc& Doc::operator=(Doc&&) noexcept = default;
 
-// Every public method flushes the typing buffer first (DocCore::typing):
-// it sees the doc as if the buffered keystrokes were applied.
+detail::DocCore& Doc::settled() const { return core_->settled(); }
+
+// Every public method starts from settled() (DocCore::settled): it sees the
+// doc as if the buffered keystrokes were applied.
 PeerId Doc::peer_id() const {
-  core_->flush_typing();
-  return core_->peer;
+  detail::DocCore& core = settled();
+  return core.peer;
 }
 
 Status Doc::set_peer_id(PeerId peer) {
-  core_->flush_typing();
+  detail::DocCore& core = settled();
   if (peer == kReservedPeer) return invalid_argument("peer id u64::MAX is reserved");
-  WEFT_RETURN_IF_ERROR(core_->commit({}));
-  core_->peer = peer;
-  core_->self = core_->intern_peer(peer);
+  WEFT_RETURN_IF_ERROR(core.commit({}));
+  core.peer = peer;
+  core.self = core.intern_peer(peer);
   return Status();
 }
 
@@ -74,47 +76,47 @@ Result<Ref> any_ref(const std::shared_ptr<DocCore>& core, const ContainerId& id,
 }  // namespace
 
 TextRef Doc::get_text(std::string_view name) {
-  core_->flush_typing();
+  settled();
   return root_ref<TextRef>(core_, name, ContainerType::kText);
 }
 ListRef Doc::get_list(std::string_view name) {
-  core_->flush_typing();
+  settled();
   return root_ref<ListRef>(core_, name, ContainerType::kList);
 }
 MapRef Doc::get_map(std::string_view name) {
-  core_->flush_typing();
+  settled();
   return root_ref<MapRef>(core_, name, ContainerType::kMap);
 }
 CounterRef Doc::get_counter(std::string_view name) {
-  core_->flush_typing();
+  settled();
   return root_ref<CounterRef>(core_, name, ContainerType::kCounter);
 }
 Result<TextRef> Doc::text(const ContainerId& id) {
-  core_->flush_typing();
+  settled();
   return any_ref<TextRef>(core_, id, ContainerType::kText);
 }
 Result<ListRef> Doc::list(const ContainerId& id) {
-  core_->flush_typing();
+  settled();
   return any_ref<ListRef>(core_, id, ContainerType::kList);
 }
 Result<MapRef> Doc::map(const ContainerId& id) {
-  core_->flush_typing();
+  settled();
   return any_ref<MapRef>(core_, id, ContainerType::kMap);
 }
 Result<CounterRef> Doc::counter(const ContainerId& id) {
-  core_->flush_typing();
+  settled();
   return any_ref<CounterRef>(core_, id, ContainerType::kCounter);
 }
 
 Result<Value> Doc::get_value(const ContainerId& id) const {
-  core_->flush_typing();
-  auto it = core_->container_index.find(id);
-  if (it == core_->container_index.end()) {
+  detail::DocCore& core = settled();
+  auto it = core.container_index.find(id);
+  if (it == core.container_index.end()) {
     if (id.is_root())
-      return core_->container_value(*core_->state, core_->intern_container(id), true);
+      return core.container_value(*core.state, core.intern_container(id), true);
     return not_found("container " + id.to_string() + " does not exist in this doc");
   }
-  return core_->container_value(*core_->state, it->second, true);
+  return core.container_value(*core.state, it->second, true);
 }
 
 namespace {
@@ -145,33 +147,33 @@ Status Doc::commit(const CommitOptions& options) {
   return commit_unbuffered(*core_, options);
 }
 void Doc::set_auto_commit(bool on) {
-  core_->flush_typing();
-  core_->auto_commit = on;
+  detail::DocCore& core = settled();
+  core.auto_commit = on;
 }
 void Doc::set_record_timestamp(bool on) {
-  core_->flush_typing();
-  core_->record_timestamp = on;
+  detail::DocCore& core = settled();
+  core.record_timestamp = on;
 }
 void Doc::set_change_merge_interval(int64_t seconds) {
-  core_->flush_typing();
-  core_->merge_interval = seconds;
+  detail::DocCore& core = settled();
+  core.merge_interval = seconds;
 }
 
 Result<ImportStatus> Doc::import(std::string_view data, std::string_view origin) {
-  core_->flush_typing();
-  WEFT_RETURN_IF_ERROR(core_->commit({}));
+  detail::DocCore& core = settled();
+  WEFT_RETURN_IF_ERROR(core.commit({}));
   Result<ImportStatus> result = ImportStatus();
-  core_->import_origin = std::string(origin);
+  core.import_origin = std::string(origin);
   if (detail::is_weft_binary(data)) {
-    result = core_->import_binary(data);
+    result = core.import_binary(data);
   } else if (detail::loro::is_loro_binary(data)) {
-    auto changes = core_->decode_loro_binary(data);
-    result = changes.ok() ? core_->import_changes(std::move(*changes)) : changes.status();
+    auto changes = core.decode_loro_binary(data);
+    result = changes.ok() ? core.import_changes(std::move(*changes)) : changes.status();
   } else {
-    auto changes = core_->decode_json(data);
-    result = changes.ok() ? core_->import_changes(std::move(*changes)) : changes.status();
+    auto changes = core.decode_json(data);
+    result = changes.ok() ? core.import_changes(std::move(*changes)) : changes.status();
   }
-  core_->import_origin.clear();
+  core.import_origin.clear();
   return result;
 }
 
@@ -198,20 +200,20 @@ std::string Doc::export_snapshot(SnapshotCompression compression) const {
 }
 
 VersionVector Doc::version() const {
-  core_->flush_typing();
-  return core_->to_public(core_->state->vv);
+  detail::DocCore& core = settled();
+  return core.to_public(core.state->vv);
 }
 VersionVector Doc::oplog_version() const {
-  core_->flush_typing();
-  return core_->to_public(core_->oplog_vv);
+  detail::DocCore& core = settled();
+  return core.to_public(core.oplog_vv);
 }
 Frontiers Doc::frontiers() const {
-  core_->flush_typing();
-  return core_->state_frontiers;
+  detail::DocCore& core = settled();
+  return core.state_frontiers;
 }
 Frontiers Doc::oplog_frontiers() const {
-  core_->flush_typing();
-  return core_->oplog_frontiers;
+  detail::DocCore& core = settled();
+  return core.oplog_frontiers;
 }
 
 Result<VersionVector> Doc::frontiers_to_vv(const Frontiers& frontiers) const {
@@ -232,7 +234,7 @@ Frontiers Doc::vv_to_frontiers(const VersionVector& vv) const {
 }
 
 Result<VersionOrder> Doc::compare(const Frontiers& a, const Frontiers& b) const {
-  core_->flush_typing();
+  settled();
   WEFT_ASSIGN_OR_RETURN(VersionVector va, frontiers_to_vv(a));
   WEFT_ASSIGN_OR_RETURN(VersionVector vb, frontiers_to_vv(b));
   return va.compare(vb);
@@ -240,8 +242,8 @@ Result<VersionOrder> Doc::compare(const Frontiers& a, const Frontiers& b) const 
 
 size_t Doc::change_count() const { return changes().size(); }
 size_t Doc::op_count() const {
-  core_->flush_typing();
-  return static_cast<size_t>(core_->oplog_vv.total());
+  detail::DocCore& core = settled();
+  return static_cast<size_t>(core.oplog_vv.total());
 }
 
 std::vector<ChangeMeta> Doc::changes() const {
@@ -316,56 +318,56 @@ std::shared_ptr<DocCore> copy_history(const DocCore& src, const detail::DenseVv*
 }  // namespace
 
 Doc Doc::fork() const {
-  core_->flush_typing();
-  core_->commit({}).ignore_error();
-  return Doc(copy_history(*core_, nullptr, random_peer()));
+  detail::DocCore& core = settled();
+  core.commit({}).ignore_error();
+  return Doc(copy_history(core, nullptr, random_peer()));
 }
 
 Result<Doc> Doc::fork_at(const Frontiers& frontiers) const {
-  core_->flush_typing();
-  core_->commit({}).ignore_error();
-  WEFT_ASSIGN_OR_RETURN(detail::DenseVv vv, core_->frontiers_to_dense(frontiers));
-  return Doc(copy_history(*core_, &vv, random_peer()));
+  detail::DocCore& core = settled();
+  core.commit({}).ignore_error();
+  WEFT_ASSIGN_OR_RETURN(detail::DenseVv vv, core.frontiers_to_dense(frontiers));
+  return Doc(copy_history(core, &vv, random_peer()));
 }
 
 Status Doc::checkout(const Frontiers& frontiers) {
-  core_->flush_typing();
-  WEFT_RETURN_IF_ERROR(core_->commit({}));
-  WEFT_ASSIGN_OR_RETURN(detail::DenseVv vv, core_->frontiers_to_dense(frontiers));
+  detail::DocCore& core = settled();
+  WEFT_RETURN_IF_ERROR(core.commit({}));
+  WEFT_ASSIGN_OR_RETURN(detail::DenseVv vv, core.frontiers_to_dense(frontiers));
   WEFT_ASSIGN_OR_RETURN(auto st,
-                        core_->build_state(vv, true, detail::DocCore::PlainIds::kDeferred));
-  std::unique_ptr<detail::State> before = std::move(core_->state);
-  core_->state = std::move(st);
-  core_->state_frontiers = core_->dense_to_frontiers(vv);
-  core_->detached = !(vv.total() == core_->oplog_vv.total());
-  core_->emit_all_diff(*before, EventTrigger::kCheckout);
+                        core.build_state(vv, true, detail::DocCore::PlainIds::kDeferred));
+  std::unique_ptr<detail::State> before = std::move(core.state);
+  core.state = std::move(st);
+  core.state_frontiers = core.dense_to_frontiers(vv);
+  core.detached = !(vv.total() == core.oplog_vv.total());
+  core.emit_all_diff(*before, EventTrigger::kCheckout);
   return Status();
 }
 
 Status Doc::checkout_to_latest() {
-  core_->flush_typing();
-  if (!core_->detached) return Status();
+  detail::DocCore& core = settled();
+  if (!core.detached) return Status();
   WEFT_ASSIGN_OR_RETURN(
-      auto st, core_->build_state(core_->oplog_vv, true, detail::DocCore::PlainIds::kDeferred));
-  std::unique_ptr<detail::State> before = std::move(core_->state);
-  core_->state = std::move(st);
-  core_->state_frontiers = core_->oplog_frontiers;
-  core_->detached = false;
-  core_->emit_all_diff(*before, EventTrigger::kCheckout);
+      auto st, core.build_state(core.oplog_vv, true, detail::DocCore::PlainIds::kDeferred));
+  std::unique_ptr<detail::State> before = std::move(core.state);
+  core.state = std::move(st);
+  core.state_frontiers = core.oplog_frontiers;
+  core.detached = false;
+  core.emit_all_diff(*before, EventTrigger::kCheckout);
   return Status();
 }
 
 bool Doc::is_detached() const {
-  core_->flush_typing();
-  return core_->detached;
+  detail::DocCore& core = settled();
+  return core.detached;
 }
 void Doc::detach() {
-  core_->flush_typing();
-  core_->commit({}).ignore_error();
-  core_->detached = true;
+  detail::DocCore& core = settled();
+  core.commit({}).ignore_error();
+  core.detached = true;
 }
 Status Doc::attach() {
-  core_->flush_typing();
+  settled();
   return checkout_to_latest();
 }
 
@@ -385,23 +387,25 @@ Result<std::vector<ContainerDiff>> Doc::diff(const Frontiers& from, const Fronti
 }
 
 Value Doc::to_json() const {
-  core_->flush_typing();
-  return core_->doc_value(*core_->state);
+  detail::DocCore& core = settled();
+  return core.doc_value(*core.state);
 }
 std::string Doc::to_json_string() const {
-  core_->flush_typing();
+  settled();
   return to_json().to_json_string();
 }
 
+Status Doc::check_invariants(bool deep) const { return core_->check(deep); }
+
 const std::shared_ptr<DocCore>& Doc::core() const {
-  core_->flush_typing();
+  settled();
   return core_;
 }
 
 Subscription Doc::subscribe_root(EventCallback callback) {
-  core_->flush_typing();
-  uint64_t id = core_->next_subscriber++;
-  core_->subscribers.push_back({id, std::nullopt, std::move(callback)});
+  detail::DocCore& core = settled();
+  uint64_t id = core.next_subscriber++;
+  core.subscribers.push_back({id, std::nullopt, std::move(callback)});
   std::weak_ptr<DocCore> weak = core_;
   return Subscription([weak, id] {
     if (auto c = weak.lock()) {
@@ -411,10 +415,10 @@ Subscription Doc::subscribe_root(EventCallback callback) {
 }
 
 Subscription Doc::subscribe(const ContainerId& container, EventCallback callback) {
-  core_->flush_typing();
-  uint64_t id = core_->next_subscriber++;
-  uint32_t idx = core_->intern_container(container);
-  core_->subscribers.push_back({id, idx, std::move(callback)});
+  detail::DocCore& core = settled();
+  uint64_t id = core.next_subscriber++;
+  uint32_t idx = core.intern_container(container);
+  core.subscribers.push_back({id, idx, std::move(callback)});
   std::weak_ptr<DocCore> weak = core_;
   return Subscription([weak, id] {
     if (auto c = weak.lock()) {
@@ -424,9 +428,9 @@ Subscription Doc::subscribe(const ContainerId& container, EventCallback callback
 }
 
 Subscription Doc::subscribe_local_update(LocalUpdateCallback callback) {
-  core_->flush_typing();
-  uint64_t id = core_->next_subscriber++;
-  core_->local_update_subscribers.emplace_back(id, std::move(callback));
+  detail::DocCore& core = settled();
+  uint64_t id = core.next_subscriber++;
+  core.local_update_subscribers.emplace_back(id, std::move(callback));
   std::weak_ptr<DocCore> weak = core_;
   return Subscription([weak, id] {
     if (auto c = weak.lock()) {

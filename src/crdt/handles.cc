@@ -106,7 +106,7 @@ Status delete_units_using(DocCore& core, uint32_t idx, size_t from, size_t to,
   // recorded as local_delete_run would (the range stays valid: unit_runs
   // checked it, and recording does not read the plain state).
   bool erased = false;
-  if (cs->plain && runs.size() > 1 && core.fast_commit && !core.gathering &&
+  if (cs->plain && runs.size() > 1 && core.test_options().fast_commit && !core.gathering &&
       !core.has_subscribers() && to - from <= UINT32_MAX) {
     WEFT_RETURN_IF_ERROR(
         cs->plain->erase(static_cast<uint32_t>(from), static_cast<uint32_t>(to - from)));
@@ -144,9 +144,11 @@ Status delete_units(DocCore& core, uint32_t idx, size_t from, size_t to) {
 
 }  // namespace
 
-// Every handle method flushes the doc's typing buffer first (see
-// DocCore::typing): it sees the doc as if the buffered keystrokes were
-// applied. TextRef::insert feeds the buffer.
+// Every handle method starts from settled() (see DocCore::settled): it sees
+// the doc as if the buffered keystrokes were applied. TextRef::insert feeds
+// the buffer.
+
+detail::DocCore* ContainerRef::settled() const { return core_ ? &core_->settled() : nullptr; }
 
 uint32_t ContainerRef::doc_index() const {
   // A doc never renumbers its containers, so the first lookup stays valid.
@@ -155,16 +157,16 @@ uint32_t ContainerRef::doc_index() const {
 }
 
 bool ContainerRef::is_attached_to_root() const {
-  if (!core_) return false;
-  core_->flush_typing();
+  detail::DocCore* core = settled();
+  if (!core) return false;
   if (id_.is_root()) return true;
   // A child is attached when some visible value of the doc references it.
   std::function<bool(const Value&)> find = [&](const Value& v) -> bool {
     if (v.is_container()) {
       if (v.as_container() == id_) return true;
-      auto it = core_->container_index.find(v.as_container());
-      if (it == core_->container_index.end()) return false;
-      return find(core_->container_value(*core_->state, it->second, false));
+      auto it = core->container_index.find(v.as_container());
+      if (it == core->container_index.end()) return false;
+      return find(core->container_value(*core->state, it->second, false));
     }
     if (v.kind() == Value::Kind::kList) {
       for (const auto& e : v.as_list())
@@ -176,8 +178,8 @@ bool ContainerRef::is_attached_to_root() const {
     }
     return false;
   };
-  for (uint32_t i = 0; i < core_->containers.size(); ++i) {
-    if (core_->containers[i].is_root() && find(core_->container_value(*core_->state, i, false))) {
+  for (uint32_t i = 0; i < core->containers.size(); ++i) {
+    if (core->containers[i].is_root() && find(core->container_value(*core->state, i, false))) {
       return true;
     }
   }
@@ -188,9 +190,8 @@ bool ContainerRef::is_attached_to_root() const {
 
 Status TextRef::insert(size_t pos, std::string_view text, PosUnit unit) {
   // An ASCII key typed on at the typing buffer's end is one store, checked
-  // before anything else and without a call: while this function also held
-  // the general path, its register saves and restores were ~9% of a
-  // keystroke replay's instructions. Everything else is insert_general.
+  // before anything else and without a call (the general path lives in
+  // insert_general, so this one saves no registers).
   if (text.size() == 1 && unit == PosUnit::kUnicode && core_ &&
       core_->type_on_end(cached_index(), pos, text[0])) {
     return Status();
@@ -208,8 +209,8 @@ Status TextRef::insert_general(size_t pos, std::string_view text, PosUnit unit) 
     if (core_->type_on(idx, pos, text[0]) || core_->lane_insert(idx, pos, text[0]))
       return core_->auto_commit ? commit_now(*core_) : Status();
   }
-  if (!core_) return gone();
-  core_->flush_typing();
+  detail::DocCore* core = settled();
+  if (!core) return gone();
   // The op and the plain state both keep UTF-8: only the code point count is
   // needed. ASCII text (the keystroke case) skips the full validation.
   size_t n = text.size();
@@ -218,8 +219,8 @@ Status TextRef::insert_general(size_t pos, std::string_view text, PosUnit unit) 
     n = count_unicode_unchecked(text);
   }
   const uint32_t idx = doc_index();
-  auto& cs = live_state(*core_, idx);
-  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  auto& cs = live_state(*core, idx);
+  WEFT_RETURN_IF_ERROR(core->check_editable(idx));
   size_t entity = pos;
   // A plain state holds no style anchors: a unicode position is its entity
   // position (the keystroke path skips the unit conversion).
@@ -228,19 +229,19 @@ Status TextRef::insert_general(size_t pos, std::string_view text, PosUnit unit) 
     entity = b.entity;
   }
   if (text.empty()) return Status();
-  return finish(*core_, core_->local_text_insert(idx, cs, static_cast<int32_t>(entity), text, n));
+  return finish(*core, core->local_text_insert(idx, cs, static_cast<int32_t>(entity), text, n));
 }
 
 Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
-  if (!core_) return gone();
-  core_->flush_typing();
+  detail::DocCore* core = settled();
+  if (!core) return gone();
   // The typing lane first: backspace or forward delete (see lane_erase).
-  if (len == 1 && unit == PosUnit::kUnicode && core_->lane_erase(doc_index(), pos)) {
-    return core_->auto_commit ? commit_now(*core_) : Status();
+  if (len == 1 && unit == PosUnit::kUnicode && core->lane_erase(doc_index(), pos)) {
+    return core->auto_commit ? commit_now(*core) : Status();
   }
   const uint32_t idx = doc_index();
-  auto& cs = live_state(*core_, idx);
-  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  auto& cs = live_state(*core, idx);
+  WEFT_RETURN_IF_ERROR(core->check_editable(idx));
   if (len > SIZE_MAX - pos) return out_of_range("delete range end overflows");
   size_t from = pos, to = pos + len;  // unicode units
   // Plain state and unicode positions: no conversion (see insert).
@@ -255,39 +256,39 @@ Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
     // The common case: the range's ids are one run (no run list, no generic op).
     // One unit in an open many-op transaction (lane_erase did not apply):
     // found and dropped in one step when the plain state's lane can.
-    if (Status st; to - from == 1 && core_->local_erase_one(idx, cs, from, &st))
-      return finish(*core_, std::move(st));
+    if (Status st; to - from == 1 && core->local_erase_one(idx, cs, from, &st))
+      return finish(*core, std::move(st));
     uint32_t id_peer = 0;
     int32_t id_counter = 0;
     if (cs.plain->id_at(from, &id_peer, &id_counter) >= to - from) {
-      return finish(*core_,
-                    core_->local_delete_run(idx, cs, static_cast<int32_t>(from),
+      return finish(*core,
+                    core->local_delete_run(idx, cs, static_cast<int32_t>(from),
                                             static_cast<int32_t>(to - from), id_peer, id_counter));
     }
   }
-  return finish(*core_, delete_units(*core_, idx, from, to));
+  return finish(*core, delete_units(*core, idx, from, to));
 }
 
 Status TextRef::splice(size_t pos, size_t len, std::string_view text, PosUnit unit) {
   WEFT_RETURN_IF_ERROR(validate_utf8(text));
-  if (!core_) return gone();
-  core_->flush_typing();
-  bool ac = core_->auto_commit;
-  core_->auto_commit = false;
+  detail::DocCore* core = settled();
+  if (!core) return gone();
+  bool ac = core->auto_commit;
+  core->auto_commit = false;
   Status st = erase(pos, len, unit);
   if (st.ok()) st = insert(pos, text, unit);
-  core_->auto_commit = ac;
-  return finish(*core_, st);
+  core->auto_commit = ac;
+  return finish(*core, st);
 }
 
 Status TextRef::update(std::string_view new_text) {
-  if (!core_) return gone();
-  core_->flush_typing();
+  detail::DocCore* core = settled();
+  if (!core) return gone();
   WEFT_RETURN_IF_ERROR(validate_utf8(new_text));
   std::string old = to_string();
   auto reps = diff_text(old, new_text);
-  bool ac = core_->auto_commit;
-  core_->auto_commit = false;
+  bool ac = core->auto_commit;
+  core->auto_commit = false;
   Status st;
   // Back to front: earlier byte offsets stay valid.
   for (auto it = reps.rbegin(); it != reps.rend() && st.ok(); ++it) {
@@ -296,19 +297,19 @@ Status TextRef::update(std::string_view new_text) {
       st = insert(it->old_offset, new_text.substr(it->new_offset, it->new_length), PosUnit::kBytes);
     }
   }
-  core_->auto_commit = ac;
-  return finish(*core_, st);
+  core->auto_commit = ac;
+  return finish(*core, st);
 }
 
 Status TextRef::mark(size_t start, size_t end, std::string_view key, const Value& value,
                      PosUnit unit, int expand) {
-  if (!core_) return gone();
-  core_->flush_typing();
+  detail::DocCore* core = settled();
+  if (!core) return gone();
   if (start >= end) return invalid_argument("mark needs start < end");
   WEFT_RETURN_IF_ERROR(check_plain_value(value, "a style value cannot hold a container"));
   const uint32_t idx = doc_index();
-  auto& cs = core_->container_state(*core_->state, idx);
-  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  auto& cs = core->container_state(*core->state, idx);
+  WEFT_RETURN_IF_ERROR(core->check_editable(idx));
   WEFT_ASSIGN_OR_RETURN(auto a, cs.locate(start, unit_kind(unit)));
   WEFT_ASSIGN_OR_RETURN(auto b, cs.locate(end, unit_kind(unit)));
   Op op;
@@ -319,24 +320,24 @@ Status TextRef::mark(size_t start, size_t end, std::string_view key, const Value
   op.set_key(std::string(key));
   op.set_value(value);
   op.info = 0x80 | ((expand & 1) ? 0x04 : 0) | ((expand & 2) ? 0x02 : 0);
-  bool ac = core_->auto_commit;
-  core_->auto_commit = false;
-  Status st = core_->local_op(std::move(op));
+  bool ac = core->auto_commit;
+  core->auto_commit = false;
+  Status st = core->local_op(std::move(op));
   if (st.ok()) {
     Op end_op;
     end_op.kind = OpKind::kMarkEnd;
     end_op.container = idx;
     end_op.len = static_cast<int32_t>(b.entity) + 1;
-    st = core_->local_op(std::move(end_op));
+    st = core->local_op(std::move(end_op));
   }
-  core_->auto_commit = ac;
-  return finish(*core_, st);
+  core->auto_commit = ac;
+  return finish(*core, st);
 }
 
 size_t TextRef::len(PosUnit unit) const {
-  if (!core_) return 0;
-  core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_, cached_index());
+  detail::DocCore* core = settled();
+  if (!core) return 0;
+  const auto* cs = cstate_if(*core, id_, cached_index());
   if (!cs) return 0;
   switch (unit) {
     case PosUnit::kUnicode:
@@ -350,16 +351,16 @@ size_t TextRef::len(PosUnit unit) const {
 }
 
 std::string TextRef::to_string() const {
-  if (!core_) return "";
-  core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_, cached_index());
+  detail::DocCore* core = settled();
+  if (!core) return "";
+  const auto* cs = cstate_if(*core, id_, cached_index());
   return cs ? cs->text() : "";
 }
 
 Result<size_t> TextRef::convert_pos(size_t pos, PosUnit from, PosUnit to) const {
-  if (!core_) return gone();
-  core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_, cached_index());
+  detail::DocCore* core = settled();
+  if (!core) return gone();
+  const auto* cs = cstate_if(*core, id_, cached_index());
   if (!cs) {
     if (pos == 0) return size_t{0};
     return out_of_range("position past the end of an empty text");
@@ -379,13 +380,13 @@ Result<size_t> TextRef::convert_pos(size_t pos, PosUnit from, PosUnit to) const 
 // ---------------------------------------------------------------- ListRef
 
 Status ListRef::insert(size_t index, const Value& value) {
-  if (!core_) return gone();
-  core_->flush_typing();
+  detail::DocCore* core = settled();
+  if (!core) return gone();
   WEFT_RETURN_IF_ERROR(check_plain_value(
       value, "list values cannot hold container references; use insert_container"));
   const uint32_t idx = doc_index();
-  auto& cs = core_->container_state(*core_->state, idx);
-  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  auto& cs = core->container_state(*core->state, idx);
+  WEFT_RETURN_IF_ERROR(core->check_editable(idx));
   if (index > cs.units()) {
     return out_of_range("list index " + std::to_string(index) + " is past the end (length " +
                         std::to_string(cs.units()) + ")");
@@ -395,56 +396,56 @@ Status ListRef::insert(size_t index, const Value& value) {
   op.container = idx;
   op.pos = static_cast<int32_t>(index);
   op.mutable_values().push_back(value);
-  return finish(*core_, core_->local_op(std::move(op)));
+  return finish(*core, core->local_op(std::move(op)));
 }
 
 Status ListRef::erase(size_t index, size_t count) {
-  if (!core_) return gone();
-  core_->flush_typing();
+  detail::DocCore* core = settled();
+  if (!core) return gone();
   const uint32_t idx = doc_index();
-  auto& cs = core_->container_state(*core_->state, idx);
-  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  auto& cs = core->container_state(*core->state, idx);
+  WEFT_RETURN_IF_ERROR(core->check_editable(idx));
   if (index + count > cs.units()) {
     return out_of_range("list range [" + std::to_string(index) + ", " +
                         std::to_string(index + count) + ") is past the end (length " +
                         std::to_string(cs.units()) + ")");
   }
-  return finish(*core_, delete_units(*core_, idx, index, index + count));
+  return finish(*core, delete_units(*core, idx, index, index + count));
 }
 
 Result<ContainerId> ListRef::insert_container(size_t index, ContainerType type) {
-  if (!core_) return gone();
-  core_->flush_typing();
+  detail::DocCore* core = settled();
+  if (!core) return gone();
   if (type == ContainerType::kMovableList || type == ContainerType::kTree) {
     return unimplemented("weft does not implement " + std::string(container_type_name(type)) +
                          " yet");
   }
   const uint32_t idx = doc_index();
-  auto& cs = core_->container_state(*core_->state, idx);
-  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  auto& cs = core->container_state(*core->state, idx);
+  WEFT_RETURN_IF_ERROR(core->check_editable(idx));
   if (index > cs.units()) return out_of_range("list index past the end");
-  ContainerId child = ContainerId::child(ID{core_->peer, next_counter(*core_)}, type);
-  core_->intern_container(child);
+  ContainerId child = ContainerId::child(ID{core->peer, next_counter(*core)}, type);
+  core->intern_container(child);
   Op op;
   op.kind = OpKind::kListInsert;
   op.container = idx;
   op.pos = static_cast<int32_t>(index);
   op.mutable_values().push_back(Value(child));
-  WEFT_RETURN_IF_ERROR(finish(*core_, core_->local_op(std::move(op))));
+  WEFT_RETURN_IF_ERROR(finish(*core, core->local_op(std::move(op))));
   return child;
 }
 
 size_t ListRef::len() const {
-  if (!core_) return 0;
-  core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_, cached_index());
+  detail::DocCore* core = settled();
+  if (!core) return 0;
+  const auto* cs = cstate_if(*core, id_, cached_index());
   return cs ? cs->units() : 0;
 }
 
 Result<Value> ListRef::get(size_t index) const {
-  if (!core_) return gone();
-  core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_, cached_index());
+  detail::DocCore* core = settled();
+  if (!core) return gone();
+  const auto* cs = cstate_if(*core, id_, cached_index());
   if (!cs || index >= cs->units()) {
     return out_of_range("list index " + std::to_string(index) + " is past the end");
   }
@@ -452,73 +453,73 @@ Result<Value> ListRef::get(size_t index) const {
 }
 
 ValueList ListRef::values() const {
-  if (!core_) return {};
-  core_->flush_typing();
-  auto it = core_->container_index.find(id_);
-  if (it == core_->container_index.end()) return {};
-  return core_->container_value(*core_->state, it->second, false).as_list();
+  detail::DocCore* core = settled();
+  if (!core) return {};
+  auto it = core->container_index.find(id_);
+  if (it == core->container_index.end()) return {};
+  return core->container_value(*core->state, it->second, false).as_list();
 }
 
 // ---------------------------------------------------------------- MapRef
 
 Status MapRef::set(std::string_view key, const Value& value) {
-  if (!core_) return gone();
-  core_->flush_typing();
+  detail::DocCore* core = settled();
+  if (!core) return gone();
   WEFT_RETURN_IF_ERROR(
       check_plain_value(value, "map values cannot hold container references; use set_container"));
   WEFT_RETURN_IF_ERROR(validate_utf8(key));
   const uint32_t idx = doc_index();
-  core_->container_state(*core_->state, idx);
-  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  core->container_state(*core->state, idx);
+  WEFT_RETURN_IF_ERROR(core->check_editable(idx));
   Op op;
   op.kind = OpKind::kMapSet;
   op.container = idx;
   op.set_key(std::string(key));
   op.set_value(value);
-  return finish(*core_, core_->local_op(std::move(op)));
+  return finish(*core, core->local_op(std::move(op)));
 }
 
 Status MapRef::erase(std::string_view key) {
-  if (!core_) return gone();
-  core_->flush_typing();
+  detail::DocCore* core = settled();
+  if (!core) return gone();
   const uint32_t idx = doc_index();
-  auto& cs = core_->container_state(*core_->state, idx);
-  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  auto& cs = core->container_state(*core->state, idx);
+  WEFT_RETURN_IF_ERROR(core->check_editable(idx));
   auto it = cs.map.find(std::string(key));
   if (it == cs.map.end() || !it->second.value) return Status();
   Op op;
   op.kind = OpKind::kMapDelete;
   op.container = idx;
   op.set_key(std::string(key));
-  return finish(*core_, core_->local_op(std::move(op)));
+  return finish(*core, core->local_op(std::move(op)));
 }
 
 Result<ContainerId> MapRef::set_container(std::string_view key, ContainerType type) {
-  if (!core_) return gone();
-  core_->flush_typing();
+  detail::DocCore* core = settled();
+  if (!core) return gone();
   if (type == ContainerType::kMovableList || type == ContainerType::kTree) {
     return unimplemented("weft does not implement " + std::string(container_type_name(type)) +
                          " yet");
   }
   WEFT_RETURN_IF_ERROR(validate_utf8(key));
   const uint32_t idx = doc_index();
-  core_->container_state(*core_->state, idx);
-  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
-  ContainerId child = ContainerId::child(ID{core_->peer, next_counter(*core_)}, type);
-  core_->intern_container(child);
+  core->container_state(*core->state, idx);
+  WEFT_RETURN_IF_ERROR(core->check_editable(idx));
+  ContainerId child = ContainerId::child(ID{core->peer, next_counter(*core)}, type);
+  core->intern_container(child);
   Op op;
   op.kind = OpKind::kMapSet;
   op.container = idx;
   op.set_key(std::string(key));
   op.set_value(Value(child));
-  WEFT_RETURN_IF_ERROR(finish(*core_, core_->local_op(std::move(op))));
+  WEFT_RETURN_IF_ERROR(finish(*core, core->local_op(std::move(op))));
   return child;
 }
 
 std::optional<Value> MapRef::get(std::string_view key) const {
-  if (!core_) return std::nullopt;
-  core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_, cached_index());
+  detail::DocCore* core = settled();
+  if (!core) return std::nullopt;
+  const auto* cs = cstate_if(*core, id_, cached_index());
   if (!cs) return std::nullopt;
   auto it = cs->map.find(std::string(key));
   if (it == cs->map.end()) return std::nullopt;
@@ -526,9 +527,9 @@ std::optional<Value> MapRef::get(std::string_view key) const {
 }
 
 size_t MapRef::size() const {
-  if (!core_) return 0;
-  core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_, cached_index());
+  detail::DocCore* core = settled();
+  if (!core) return 0;
+  const auto* cs = cstate_if(*core, id_, cached_index());
   if (!cs) return 0;
   size_t n = 0;
   for (const auto& [k, e] : cs->map) n += e.value.has_value();
@@ -537,9 +538,9 @@ size_t MapRef::size() const {
 
 ValueMap MapRef::values() const {
   ValueMap out;
-  if (!core_) return out;
-  core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_, cached_index());
+  detail::DocCore* core = settled();
+  if (!core) return out;
+  const auto* cs = cstate_if(*core, id_, cached_index());
   if (!cs) return out;
   for (const auto& [k, e] : cs->map) {
     if (e.value) out.emplace(k, *e.value);
@@ -550,23 +551,23 @@ ValueMap MapRef::values() const {
 // ---------------------------------------------------------------- CounterRef
 
 Status CounterRef::increment(double delta) {
-  if (!core_) return gone();
-  core_->flush_typing();
+  detail::DocCore* core = settled();
+  if (!core) return gone();
   if (!std::isfinite(delta)) return invalid_argument("counter delta must be finite");
   const uint32_t idx = doc_index();
-  core_->container_state(*core_->state, idx);
-  WEFT_RETURN_IF_ERROR(core_->check_editable(idx));
+  core->container_state(*core->state, idx);
+  WEFT_RETURN_IF_ERROR(core->check_editable(idx));
   Op op;
   op.kind = OpKind::kCounter;
   op.container = idx;
   op.set_number(delta);
-  return finish(*core_, core_->local_op(std::move(op)));
+  return finish(*core, core->local_op(std::move(op)));
 }
 
 double CounterRef::value() const {
-  if (!core_) return 0;
-  core_->flush_typing();
-  const auto* cs = cstate_if(*core_, id_, cached_index());
+  detail::DocCore* core = settled();
+  if (!core) return 0;
+  const auto* cs = cstate_if(*core, id_, cached_index());
   return cs ? cs->counter : 0;
 }
 

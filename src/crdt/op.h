@@ -476,6 +476,17 @@ inline Op& new_txn_op(OpList& txn_ops, OpKind kind, uint32_t container, Counter 
   return op;
 }
 
+// Whether a text insert into container `container` at unicode position
+// `pos` continues text insert `run` (typing on): same container, starting
+// where `run` ends. The one test every path that extends an insert uses
+// (the typing buffer, the typing lane, the direct keystroke, the open
+// transaction, the commit in place, joining ops in the log and the encoder).
+[[gnu::always_inline]] inline bool continues_insert(const Op& run, uint32_t container,
+                                                    int64_t pos) {
+  return run.kind == OpKind::kTextInsert && run.container == container &&
+         int64_t{run.pos} + static_cast<int64_t>(run.text.size()) == pos;
+}
+
 // Appends `o` to `last` when it simply continues it (same container, counters
 // adjacent): typing on at the end of an insert, forward-deleting on at the
 // same position, or backspacing on. Returns false when `o` must stay separate.
@@ -484,7 +495,7 @@ inline bool extend_op(Op& last, const Op& o) {
       last.counter + last.atom_len() != o.counter) {
     return false;
   }
-  if (o.kind == OpKind::kTextInsert && last.pos + int32_t(last.text.size()) == o.pos) {
+  if (o.kind == OpKind::kTextInsert && continues_insert(last, o.container, o.pos)) {
     last.text.append(o.text);
     return true;
   }

@@ -157,7 +157,7 @@ class Reverter {
 }  // namespace
 
 Status Doc::revert_to(const Frontiers& frontiers) {
-  core_->flush_typing();  // see Doc::peer_id
+  core_->settled();  // see DocCore::settled
   WEFT_RETURN_IF_ERROR(core_->check_editable(0));
   WEFT_RETURN_IF_ERROR(core_->commit({}));
   WEFT_ASSIGN_OR_RETURN(detail::DenseVv vv, core_->frontiers_to_dense(frontiers));

@@ -266,11 +266,11 @@ UndoManager::~UndoManager() {
 // none can be open while the manager's commit hook is registered, but a
 // flush is cheap when empty).
 Result<bool> UndoManager::undo() {
-  impl_->core->flush_typing();
+  impl_->core->settled();
   return impl_->apply(impl_->undo, Impl::Mode::kUndo, kUndoOrigin);
 }
 Result<bool> UndoManager::redo() {
-  impl_->core->flush_typing();
+  impl_->core->settled();
   return impl_->apply(impl_->redo, Impl::Mode::kRedo, kRedoOrigin);
 }
 bool UndoManager::can_undo() const { return !impl_->undo.empty(); }
@@ -290,7 +290,7 @@ void UndoManager::add_include_origin_prefix(std::string_view prefix) {
   impl_->included.emplace_back(prefix);
 }
 Status UndoManager::group_start() {
-  impl_->core->flush_typing();
+  impl_->core->settled();
   if (impl_->group_open) return failed_precondition("an undo group is already open");
   WEFT_RETURN_IF_ERROR(impl_->core->commit({}));
   impl_->group_open = true;
@@ -298,7 +298,7 @@ Status UndoManager::group_start() {
   return Status();
 }
 void UndoManager::group_end() {
-  impl_->core->flush_typing();
+  impl_->core->settled();
   impl_->core->commit({}).ignore_error();
   impl_->group_open = false;
   impl_->group_has_step = false;

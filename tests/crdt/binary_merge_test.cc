@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "crdt/core.h"
+#include "crdt/core_access.h"
+#include "crdt/doc_compare.h"
 #include "weft/crdt/doc.h"
 
 namespace weft::crdt {
@@ -42,6 +43,7 @@ void random_history(Doc& doc) {
       for (int k = 0; k < n && caret > 0; ++k, --caret) RC_ASSERT(t.erase(caret - 1, 1).ok());
     }
     if (*rc::gen::inRange(0, 3) == 0) RC_ASSERT(doc.commit().ok());
+    testing::check_doc(doc);
   }
   RC_ASSERT(doc.commit().ok());
 }
@@ -53,7 +55,7 @@ RC_GTEST_PROP(BinaryMerge, PlainImportMatchesTrackerAtEveryVersion, ()) {
   Doc plain(901);
   RC_ASSERT(plain.import(updates).ok());
   Doc full(902);
-  full.core()->plain_enabled = false;
+  test_options(full).plain_enabled = false;
   RC_ASSERT(full.import(updates).ok());
   const std::string want = author.get_text("t").to_string();
   RC_ASSERT(plain.get_text("t").to_string() == want);
@@ -107,6 +109,7 @@ RC_GTEST_PROP(BinaryMerge, ImportedCausalFieldsMatchTheirDefinition, ()) {
     if (*rc::gen::inRange(0, 4) == 0) {
       const Doc& from = peers[*rc::gen::inRange(0, 3)];
       RC_ASSERT(doc.import(from.export_updates(doc.oplog_version())).ok());
+      testing::check_doc(doc);
       continue;
     }
     TextRef t = doc.get_text("t");
@@ -117,6 +120,7 @@ RC_GTEST_PROP(BinaryMerge, ImportedCausalFieldsMatchTheirDefinition, ()) {
       RC_ASSERT(t.erase(*rc::gen::inRange<size_t>(0, t.len()), 1).ok());
     }
     RC_ASSERT(doc.commit().ok());
+    testing::check_doc(doc);
   }
   Doc all(99);
   for (const Doc& d : peers) RC_ASSERT(all.import(d.export_updates()).ok());

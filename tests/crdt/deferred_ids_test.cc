@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "crdt/core.h"
+#include "crdt/core_access.h"
 #include "crdt/plain_support.h"
 #include "weft/crdt/doc.h"
 

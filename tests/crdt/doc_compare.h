@@ -1,4 +1,4 @@
-// Test helper for the properties that run one session on a doc with a fast
+// Test helpers for the properties that run one session on a doc with a fast
 // path and on one without (fast_commit off) and then compare them: asserts
 // (RC_ASSERT, so only inside a RapidCheck property) that two docs agree on
 // everything observable about their state and history.
@@ -27,8 +27,17 @@ inline std::string describe_changes(const std::vector<ChangeMeta>& changes) {
   return s;
 }
 
+// The doc's invariants hold (Doc::check_invariants, deep); the failure
+// names the first one broken.
+inline void check_doc(const Doc& doc) {
+  const Status st = doc.check_invariants(true);
+  if (!st.ok()) RC_FAIL(std::string(st.message()));
+}
+
 // Value, versions, frontiers, changes, op count and every export are equal.
 inline void expect_same_doc(const Doc& a, const Doc& b) {
+  check_doc(a);
+  check_doc(b);
   RC_ASSERT(a.to_json_string() == b.to_json_string());
   RC_ASSERT(a.version().to_json_string() == b.version().to_json_string());
   RC_ASSERT(a.oplog_version().to_json_string() == b.oplog_version().to_json_string());

@@ -15,7 +15,7 @@
 #include <variant>
 #include <vector>
 
-#include "crdt/core.h"
+#include "crdt/core_access.h"
 #include "crdt/doc_compare.h"
 #include "weft/crdt/doc.h"
 #include "weft/crdt/undo.h"
@@ -54,7 +54,7 @@ std::string describe(const DocEvent& e) {
 
 // One replica of the session and what its observers saw.
 struct Replica {
-  explicit Replica(bool fast) : doc(7) { doc.core()->fast_commit = fast; }
+  explicit Replica(bool fast) : doc(7) { test_options(doc).fast_commit = fast; }
   Doc doc;
   std::vector<std::string> seen;  // events and local-update bytes, in order
   std::vector<Subscription> subs;
@@ -254,6 +254,8 @@ RC_GTEST_PROP(KeystrokeCommit, InPlaceMatchesGeneralPath, ()) {
     }
     apply(fast, step, blob);
     apply(slow, step, blob);
+    testing::check_doc(fast.doc);
+    testing::check_doc(slow.doc);
     if (step.kind == 11 || step.kind == 9) expect_same(fast, slow);
   }
   RC_ASSERT(fast.doc.commit().ok());
@@ -279,6 +281,8 @@ RC_GTEST_PROP(KeystrokeCommit, DirectKeystrokeReadsMatchGeneralPath, ()) {
     step.s = *rc::gen::arbitrary<uint32_t>();
     apply(fast, step, "");
     apply(slow, step, "");
+    testing::check_doc(fast.doc);
+    testing::check_doc(slow.doc);
     RC_ASSERT(fast.seen == slow.seen);
   }
   RC_ASSERT(fast.doc.commit().ok());
@@ -319,6 +323,8 @@ RC_GTEST_PROP(KeystrokeCommit, TypingLaneMatchesGeneralPath, ()) {
       step.r = step.kind == 0 ? static_cast<uint32_t>(k % 3) : *rc::gen::arbitrary<uint32_t>();
       apply(fast, step, "");
       apply(slow, step, "");
+      testing::check_doc(fast.doc);
+      testing::check_doc(slow.doc);
       if (!fast.doc.core()->auto_commit) {
         RC_ASSERT(fast.doc.commit().ok());
         RC_ASSERT(slow.doc.commit().ok());
@@ -351,6 +357,7 @@ RC_GTEST_PROP(KeystrokeCommit, MultiRunDeleteMatchesGeneralPath, ()) {
         step.r = r;
         rep->cursor = s % (len + 1);
         apply(*rep, step, "");
+        testing::check_doc(rep->doc);
       } else {  // a range delete, usually across several runs
         const size_t at = r % len;
         RC_ASSERT(text.erase(at, 1 + s % std::min<size_t>(len - at, 40)).ok());
@@ -398,6 +405,8 @@ RC_GTEST_PROP(KeystrokeCommit, OneTransactionMatchesGeneralPath, ()) {
       step.r = step.kind == 0 ? static_cast<uint32_t>(k % 3) : *rc::gen::arbitrary<uint32_t>();
       apply(fast, step, "");
       apply(slow, step, "");
+      testing::check_doc(fast.doc);
+      testing::check_doc(slow.doc);
     }
     RC_ASSERT(fast.doc.get_text("t").to_string() == slow.doc.get_text("t").to_string());
   }
@@ -451,7 +460,7 @@ TEST(KeystrokeCommit, LongTypingGrowsTheOpTextAcrossBlocks) {
   // Appends of short texts into a heap block of the change's last op: the
   // 8-byte store path and the grow path alternate.
   Doc fast(3), slow(3);
-  slow.core()->fast_commit = false;
+  test_options(slow).fast_commit = false;
   std::string expect;
   for (int i = 0; i < 500; ++i) {
     const std::string piece = i % 7 == 0 ? "😀" : i % 5 == 0 ? "abcdefg" : "q";
@@ -474,7 +483,7 @@ TEST(KeystrokeCommit, ALongSessionIsStoredInSeveralChangesListedAsOne) {
   // new change, reserved whole, while the encoder and changes() join them.
   constexpr int kKeys = 3 * static_cast<int>(detail::DocCore::kMergeOpsMax) + 10;
   Doc fast(3), slow(3);
-  slow.core()->fast_commit = false;
+  test_options(slow).fast_commit = false;
   for (int i = 0; i < kKeys; ++i) {
     for (Doc* d : {&fast, &slow}) {
       TextRef t = d->get_text("t");

@@ -1,4 +1,4 @@
-// Eg-walker's partial replay (src/crdt/partial.cc): a concurrent import goes
+// Eg-walker's partial replay (src/crdt/partial_replay.cc): a concurrent import goes
 // through a temporary tracker holding placeholders for the common ancestor's
 // state and the ops since, and the container is a plain state again after.
 // Checked against docs that build the whole tracker from the op log
@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "crdt/core.h"
+#include "crdt/core_access.h"
+#include "crdt/doc_compare.h"
 #include "plain_support.h"
 #include "weft/crdt/doc.h"
 
@@ -37,8 +38,8 @@ std::string plain_structure(const Doc& doc) {
 // tracker's self-check on every op), `whole` builds the whole tracker.
 struct Replica {
   explicit Replica(PeerId peer) : partial(peer), whole(peer) {
-    partial.core()->check_tracker = true;
-    whole.core()->partial_enabled = false;
+    test_options(partial).check_tracker = true;
+    test_options(whole).partial_enabled = false;
   }
   Doc partial, whole;
 };
@@ -99,7 +100,7 @@ RC_GTEST_PROP(PartialReplay, MatchesTheWholeTracker, ()) {
   // How far below its ops' lowest position a partial tracker starts (0, the
   // edge, in most cases: the documents here are short).
   const size_t margin = *rc::gen::element<size_t>(0, 0, 1, 4, 1024);
-  for (auto& r : rs) r->partial.core()->partial_skip_margin = margin;
+  for (auto& r : rs) test_options(r->partial).partial_skip_margin = margin;
   // Half the cases start from a shared text of a few hundred units, so that
   // edits often lie far from its start (where trackers leave units out).
   if (*rc::gen::arbitrary<bool>()) {
@@ -123,6 +124,8 @@ RC_GTEST_PROP(PartialReplay, MatchesTheWholeTracker, ()) {
     } else {
       edit(*rs[i]);
     }
+    testing::check_doc(rs[i]->partial);
+    testing::check_doc(rs[i]->whole);
   }
   for (auto& r : rs) {
     RC_ASSERT(r->partial.commit().ok());
@@ -135,9 +138,9 @@ RC_GTEST_PROP(PartialReplay, MatchesTheWholeTracker, ()) {
   }
   uint64_t begun = 0, skipped = 0, whole = 0;
   for (auto& r : rs) {
-    begun += r->partial.core()->partial_stats.begun;
-    skipped += r->partial.core()->partial_stats.skipped;
-    whole += r->partial.core()->partial_stats.whole;
+    begun += r->partial.core()->partial_stats().begun;
+    skipped += r->partial.core()->partial_stats().skipped;
+    whole += r->partial.core()->partial_stats().whole;
   }
   RC_CLASSIFY(begun > 0, "partial trackers merged");
   RC_CLASSIFY(skipped > 0, "a partial tracker left base units out");
@@ -148,8 +151,8 @@ RC_GTEST_PROP(PartialReplay, MatchesTheWholeTracker, ()) {
     // A fresh doc replaying the whole history (log order: bases go up and
     // down) agrees too.
     Doc fresh(999), fresh_whole(999);
-    fresh.core()->check_tracker = true;
-    fresh_whole.core()->partial_enabled = false;
+    test_options(fresh).check_tracker = true;
+    test_options(fresh_whole).partial_enabled = false;
     RC_ASSERT(fresh.import(r->partial.export_updates()).ok());
     RC_ASSERT(fresh_whole.import(r->whole.export_updates()).ok());
     RC_ASSERT(fresh.to_json_string() == fresh_whole.to_json_string());
@@ -172,8 +175,8 @@ TEST(PartialReplayTest, ConcurrentImportLeavesAPlainStateWithIds) {
   ASSERT_TRUE(b.get_text("t").insert(11, "!").ok());
   ASSERT_TRUE(b.commit().ok());
   ASSERT_TRUE(a.import(b.export_updates(a.oplog_version())).ok());
-  EXPECT_EQ(a.core()->partial_stats.begun, 1u);
-  EXPECT_EQ(a.core()->partial_stats.whole, 0u);
+  EXPECT_EQ(a.core()->partial_stats().begun, 1u);
+  EXPECT_EQ(a.core()->partial_stats().whole, 0u);
   EXPECT_TRUE(plain_with_ids(a, t.id()));
   EXPECT_EQ(t.to_string(), "hello there world!");
   // A delete right after needs no replay: the ids are there.
@@ -203,7 +206,7 @@ TEST(PartialReplayTest, AnOpOlderThanTheBaseTakesTheWholeTracker) {
   ASSERT_TRUE(a.get_text("t").insert(a.get_text("t").len(), "X").ok());  // x: concurrent with q
   ASSERT_TRUE(a.commit().ok());
   Doc d(4), whole(5);
-  whole.core()->partial_enabled = false;
+  test_options(whole).partial_enabled = false;
   for (Doc* e : {&d, &whole}) ASSERT_TRUE(e->import(a.export_updates()).ok());  // r, s, x
   ASSERT_TRUE(c.get_text("t").insert(3, "W").ok());                             // w: has not seen s
   ASSERT_TRUE(c.commit().ok());
@@ -212,8 +215,8 @@ TEST(PartialReplayTest, AnOpOlderThanTheBaseTakesTheWholeTracker) {
   // a's log: r, s, x, q, w. In d, q begins a partial tracker based on
   // {r, s}, and w lacks s.
   for (Doc* e : {&d, &whole}) ASSERT_TRUE(e->import(a.export_updates(e->oplog_version())).ok());
-  EXPECT_EQ(d.core()->partial_stats.begun, 1u);
-  EXPECT_EQ(d.core()->partial_stats.whole, 1u);
+  EXPECT_EQ(d.core()->partial_stats().begun, 1u);
+  EXPECT_EQ(d.core()->partial_stats().whole, 1u);
   EXPECT_EQ(d.to_json_string(), whole.to_json_string());
   EXPECT_EQ(d.to_json_string(), a.to_json_string());
   EXPECT_TRUE(plain_with_ids(d, d.get_text("t").id()));
@@ -241,16 +244,16 @@ TEST(PartialReplayTest, UnitsBeforeTheOpsAreLeftOutOfTheTracker) {
   ASSERT_TRUE(b.commit().ok());
   const std::string from_b = b.export_updates(a.oplog_version());
   Doc whole(9);
-  whole.core()->partial_enabled = false;
+  test_options(whole).partial_enabled = false;
   ASSERT_TRUE(whole.import(a.export_updates()).ok());
   ASSERT_TRUE(whole.import(from_b).ok());
   for (size_t margin : {size_t{0}, size_t{16}}) {
     Doc d = a.fork();
-    d.core()->check_tracker = true;
-    d.core()->partial_skip_margin = margin;
+    test_options(d).check_tracker = true;
+    test_options(d).partial_skip_margin = margin;
     ASSERT_TRUE(d.import(from_b).ok());
-    EXPECT_EQ(d.core()->partial_stats.skipped, 1u) << margin;
-    EXPECT_EQ(d.core()->partial_stats.whole, 0u) << margin;
+    EXPECT_EQ(d.core()->partial_stats().skipped, 1u) << margin;
+    EXPECT_EQ(d.core()->partial_stats().whole, 0u) << margin;
     EXPECT_EQ(d.get_text("t").to_string(), whole.get_text("t").to_string()) << margin;
     EXPECT_TRUE(plain_with_ids(d, t.id()));
   }
@@ -263,11 +266,11 @@ TEST(PartialReplayTest, UnitsBeforeTheOpsAreLeftOutOfTheTracker) {
   const std::string from_b2 = b.export_updates(a.oplog_version());
   ASSERT_TRUE(whole.import(from_b2).ok());
   Doc d = a.fork();
-  d.core()->check_tracker = true;
-  d.core()->partial_skip_margin = 0;
+  test_options(d).check_tracker = true;
+  test_options(d).partial_skip_margin = 0;
   ASSERT_TRUE(d.import(from_b2).ok());
-  EXPECT_EQ(d.core()->partial_stats.skipped, 1u);
-  EXPECT_EQ(d.core()->partial_stats.whole, 1u);
+  EXPECT_EQ(d.core()->partial_stats().skipped, 1u);
+  EXPECT_EQ(d.core()->partial_stats().whole, 1u);
   EXPECT_EQ(d.get_text("t").to_string(), whole.get_text("t").to_string());
   EXPECT_EQ(d.get_text("t").to_string().substr(0, 4), "liDn");
   EXPECT_TRUE(plain_with_ids(d, t.id()));
@@ -279,7 +282,7 @@ TEST(PartialReplayTest, UnitsBeforeTheOpsAreLeftOutOfTheTracker) {
   ASSERT_NE(at, std::string::npos) << bad;
   bad.replace(at, pos.size(), "\"pos\":" + std::to_string(end + 50));
   Doc e = a.fork();
-  e.core()->partial_skip_margin = 0;
+  test_options(e).partial_skip_margin = 0;
   const std::string before = e.export_json_updates();
   auto st = e.import(bad);
   ASSERT_FALSE(st.ok());

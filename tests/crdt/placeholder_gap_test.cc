@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "crdt/core.h"
-#include "crdt/seq.h"
+#include "crdt/core_access.h"
+#include "crdt/fugue_tracker.h"
 #include "weft/crdt/doc.h"
 
 namespace weft::crdt {
@@ -88,8 +88,8 @@ TEST(PlaceholderGap, MergeFarApartMatchesTheWholeTracker) {
   std::string texts[2];
   for (const bool partial : {true, false}) {
     Doc d(2);
-    d.core()->partial_enabled = partial;
-    d.core()->check_tracker = partial;
+    test_options(d).partial_enabled = partial;
+    test_options(d).check_tracker = partial;
     ASSERT_TRUE(d.import(snapshot).ok());
     TextRef t = d.get_text("t");
     ASSERT_TRUE(t.insert(big.find("line 100 "), "LOCAL ").ok());
@@ -97,8 +97,8 @@ TEST(PlaceholderGap, MergeFarApartMatchesTheWholeTracker) {
     ASSERT_TRUE(d.commit().ok());
     ASSERT_TRUE(d.import(fork_updates).ok());
     if (partial) {
-      EXPECT_GT(d.core()->partial_stats.begun, 0u);
-      EXPECT_EQ(d.core()->partial_stats.whole, 0u);
+      EXPECT_GT(d.core()->partial_stats().begun, 0u);
+      EXPECT_EQ(d.core()->partial_stats().whole, 0u);
     }
     texts[partial ? 0 : 1] = t.to_string();
   }

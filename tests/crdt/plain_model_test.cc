@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "crdt/plain.h"
+#include "crdt/plain_state.h"
 #include "weft/base/utf.h"
 
 namespace weft::crdt {

@@ -1,9 +1,9 @@
-// Test helpers for the plain state (crdt/plain.h) seen through a Doc: which
+// Test helpers for the plain state (crdt/plain_state.h) seen through a Doc: which
 // state a container holds, and a doc that never uses the plain state.
 #ifndef WEFT_TESTS_CRDT_PLAIN_SUPPORT_H_
 #define WEFT_TESTS_CRDT_PLAIN_SUPPORT_H_
 
-#include "crdt/core.h"
+#include "crdt/core_access.h"
 #include "weft/crdt/doc.h"
 
 namespace weft::crdt::testing {
@@ -27,7 +27,7 @@ inline bool plain_with_ids(const Doc& doc, const ContainerId& id) {
 // A doc whose Texts and Lists keep the Fugue tracker from the start.
 inline Doc tracker_doc(PeerId peer) {
   Doc d(peer);
-  d.core()->plain_enabled = false;
+  test_options(d).plain_enabled = false;
   return d;
 }
 

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "crdt/core.h"
+#include "crdt/core_access.h"
 #include "crdt/plain_support.h"
 #include "support/test_support.h"
 #include "weft/base/utf.h"

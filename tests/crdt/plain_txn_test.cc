@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "crdt/core.h"
+#include "crdt/core_access.h"
 #include "crdt/doc_compare.h"
 #include "weft/crdt/doc.h"
 
@@ -38,7 +38,7 @@ std::string piece(uint32_t r, uint32_t s) {
 
 struct Session {
   explicit Session(bool fast) : doc(5) {
-    doc.core()->fast_commit = fast;
+    test_options(doc).fast_commit = fast;
     doc.set_auto_commit(false);
   }
   // Records every event's diffs (an observer turns the shortcut off: the
@@ -110,6 +110,7 @@ RC_GTEST_PROP(PlainTransaction, RangeDeletesMatchGeneralPath, ()) {
       } else {
         RC_ASSERT(ses->doc.commit().ok());
       }
+      testing::check_doc(ses->doc);
     }
     RC_ASSERT(fast.doc.get_text("t").to_string() == slow.doc.get_text("t").to_string());
   }

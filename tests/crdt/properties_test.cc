@@ -7,7 +7,8 @@
 
 #include <memory>
 
-#include "crdt/core.h"
+#include "crdt/core_access.h"
+#include "crdt/doc_compare.h"
 #include "weft/crdt/doc.h"
 #include "weft/crdt/undo.h"
 
@@ -78,7 +79,9 @@ void random_edit(Doc& doc) {
       break;
     }
   }
+  testing::check_doc(doc);
   RC_ASSERT(doc.commit().ok());
+  testing::check_doc(doc);
 }
 
 void sync(Doc& from, Doc& to, bool binary) {
@@ -86,6 +89,7 @@ void sync(Doc& from, Doc& to, bool binary) {
                             : from.export_json_updates(to.oplog_version());
   auto st = to.import(data);
   RC_ASSERT(st.ok());
+  testing::check_doc(to);
 }
 
 RC_GTEST_PROP(CrdtProperties, ReplicasConverge, ()) {
@@ -170,7 +174,7 @@ RC_GTEST_PROP(CrdtProperties, UndoThenRedoRestores, ()) {
 // counted in it) and fails on any difference from the incrementally moved one:
 // the merge then resolves positions exactly as a per-element version scan would.
 Doc& checked(Doc& doc) {
-  doc.core()->check_tracker = true;
+  test_options(doc).check_tracker = true;
   return doc;
 }
 
@@ -213,7 +217,7 @@ RC_GTEST_PROP(CrdtProperties, MergeMatchesFullTrackerPath, ()) {
   Doc plain(901);
   import_shuffled(checked(plain), blobs);
   Doc full(902);
-  full.core()->plain_enabled = false;
+  test_options(full).plain_enabled = false;
   import_shuffled(checked(full), blobs);
   RC_ASSERT(norm(plain) == norm(full));
   // So do the peers after a full sync, and peer 0 can still undo.
@@ -235,7 +239,7 @@ TEST(CrdtMerge, LongConcurrentInsertsSplitTrackerChunks) {
   // many ways at once; every op is checked against a from-scratch tracker.
   Doc a(1), b(2);
   Doc ta(1), tb(2);
-  for (Doc* d : {&ta, &tb}) d->core()->plain_enabled = false;
+  for (Doc* d : {&ta, &tb}) test_options(*d).plain_enabled = false;
   for (Doc* d : {&a, &b, &ta, &tb}) checked(*d);
   std::string long_a(1000, 'a'), long_b(700, 'b');
   for (Doc* d : {&a, &ta}) ASSERT_TRUE(d->get_text("t").insert(0, "xy" + long_a).ok());

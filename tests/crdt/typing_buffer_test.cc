@@ -16,7 +16,8 @@
 #include <variant>
 #include <vector>
 
-#include "crdt/core.h"
+#include "crdt/core_access.h"
+#include "crdt/doc_compare.h"
 #include "weft/crdt/doc.h"
 #include "weft/crdt/undo.h"
 
@@ -53,7 +54,7 @@ struct Side {
         list(doc.get_list("l")),
         map(doc.get_map("m")),
         counter(doc.get_counter("c")) {
-    doc.core()->fast_commit = fast;
+    test_options(doc).fast_commit = fast;
     core = doc.core().get();
   }
   Doc doc;
@@ -392,6 +393,8 @@ RC_GTEST_PROP(TypingBuffer, EveryEntryPointSeesBufferedKeystrokes, ()) {
     RC_ASSERT(a == b);
     RC_ASSERT(cf.len == cs.len);
     RC_ASSERT(cf.at == cs.at);
+    testing::check_doc(fast.doc);
+    testing::check_doc(slow.doc);
   }
   RC_CLASSIFY(buffered_call, "a call while keys were buffered");
   RC_CLASSIFY(fresh_buffered, "keys buffered as a new op (another cursor)");
@@ -406,7 +409,7 @@ RC_GTEST_PROP(TypingBuffer, EveryEntryPointSeesBufferedKeystrokes, ()) {
 // that buffers and into one that does not.
 struct Typed {
   Typed() : fast(7), slow(7) {
-    slow.core()->fast_commit = false;
+    test_options(slow).fast_commit = false;
     core = fast.core().get();
     for (Doc* d : {&fast, &slow}) {
       TextRef t = d->get_text("t");
@@ -520,7 +523,7 @@ TEST(TypingBuffer, EachEntryPointFlushes) {
 
 TEST(TypingBuffer, FullBufferFlushesAndGoesOn) {
   Doc fast(3), slow(3);
-  slow.core()->fast_commit = false;
+  test_options(slow).fast_commit = false;
   detail::DocCore* core = fast.core().get();
   std::string expect = "a";
   for (Doc* d : {&fast, &slow}) {

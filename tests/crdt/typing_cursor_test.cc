@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "crdt/core.h"
+#include "crdt/core_access.h"
 #include "crdt/doc_compare.h"
 #include "weft/crdt/doc.h"
 
@@ -22,7 +22,7 @@ namespace {
 TEST(TypingBuffer, KeysAtAnotherCursorStartANewOpInTheBuffer) {
   for (int tail = 0; tail < 3; ++tail) {  // keys of each burst left uncommitted: 0, 1, all
     Doc fast(4), slow(4);
-    slow.core()->fast_commit = false;
+    test_options(slow).fast_commit = false;
     detail::DocCore* core = fast.core().get();
     for (Doc* d : {&fast, &slow}) {
       ASSERT_TRUE(d->get_text("t").insert(0, "0123456789").ok());

@@ -189,6 +189,15 @@ class Doc {
   // to_json() as compact JSON with object keys sorted.
   std::string to_json_string() const;
 
+  // ---- consistency
+  // Verifies the engine's invariants without changing anything (buffered
+  // keystrokes stay buffered): the op log's version, one form of uncommitted
+  // edit, the state's version against the op log's, each container's state;
+  // `deep` also recomputes every change's causal fields and each sequence
+  // structure's counts (O(document)). kInternal names the first broken one.
+  // For tests and fuzz targets, after every step.
+  Status check_invariants(bool deep = true) const;
+
   // ---- events
   Subscription subscribe_root(EventCallback callback);
   Subscription subscribe(const ContainerId& container, EventCallback callback);
@@ -200,6 +209,9 @@ class Doc {
 
  private:
   explicit Doc(std::shared_ptr<detail::DocCore> core);
+  // The core with buffered keystrokes applied (DocCore::settled): where
+  // every method but the typing paths starts.
+  detail::DocCore& settled() const;
   std::shared_ptr<detail::DocCore> core_;
 };
 

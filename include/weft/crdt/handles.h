@@ -45,6 +45,10 @@ class ContainerRef {
   // The index doc_index() cached, UINT32_MAX before its first call (readers
   // use it to skip the id lookup without interning).
   uint32_t cached_index() const { return index_; }
+  // The doc's core with buffered keystrokes applied (DocCore::settled), or
+  // nullptr when the handle is empty: where every method but the typing
+  // paths starts.
+  detail::DocCore* settled() const;
 
   std::shared_ptr<detail::DocCore> core_;
   ContainerId id_;

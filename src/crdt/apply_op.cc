@@ -1,8 +1,10 @@
-// Applying ops to container states, and reading values back (see core.h).
+// Applying ops to container states: the change loop, the op dispatch per
+// container type, and the plain state's positional path (see core.h).
 #include <algorithm>
 #include <utility>
 
 #include "crdt/core.h"
+#include "crdt/dcheck.h"
 #include "weft/base/utf.h"
 
 namespace weft::crdt::detail {
@@ -57,7 +59,7 @@ ContainerState& DocCore::container_state(State& s, uint32_t idx) {
     slot->type = containers[idx].type();
     if (slot->type == ContainerType::kText || slot->type == ContainerType::kList) {
       const bool is_text = slot->type == ContainerType::kText;
-      if (s.plain && plain_enabled)
+      if (s.plain && test_.plain_enabled)
         slot->plain = std::make_unique<PlainSeq>(is_text, s.plain_ids);
       else
         slot->seq = std::make_unique<Seq>(&peer_ids, is_text);
@@ -98,7 +100,7 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
     // takes the whole tracker too: it replays all the same, and its fold
     // then gives every unit its id (a partial one could not: the
     // placeholders' ids come from the plain state, which has none).
-    if (positional && partial_enabled && s.plain_ids)
+    if (positional && test_.partial_enabled && s.plain_ids)
       WEFT_RETURN_IF_ERROR(begin_partial(s, op.container, *vv, partial_low(op, 0, n)));
     else
       WEFT_RETURN_IF_ERROR(materialize(s));
@@ -110,7 +112,7 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
     // What the partial tracker cannot resolve: a style anchor, an op whose
     // version lacks part of the tracker's base, or one that reaches the
     // base units it left out.
-    ++partial_stats.whole;
+    ++partial_stats_.whole;
     WEFT_RETURN_IF_ERROR(materialize(s));
     csp = &container_state(s, op.container);
   }
@@ -119,7 +121,7 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
                       op.kind != OpKind::kCounter;
   if (on_seq) {
     WEFT_RETURN_IF_ERROR(prepare_seq(s, op.container, vv));
-    if (check_tracker) {
+    if (test_.check_tracker) {
       cs.seq->set_verify_hints(true);
       WEFT_RETURN_IF_ERROR(cs.seq->check_prepare(vv));
     }
@@ -177,6 +179,8 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
 }
 
 Status DocCore::apply_plain(State& s, ContainerState& cs, const Op& op, uint32_t peer, Counter n) {
+  WEFT_DCHECK(op.kind == OpKind::kTextInsert || op.kind == OpKind::kListInsert ||
+              op.kind == OpKind::kSeqDelete);
   Status st;
   switch (op.kind) {
     case OpKind::kTextInsert: {
@@ -266,188 +270,6 @@ Status DocCore::apply_change(State& s, const Change& ch, Counter to, size_t firs
   }
   if (inline_end != 0) advance_vv(s, ch.peer, inline_end);
   return Status();
-}
-
-Result<std::unique_ptr<State>> DocCore::build_state(const DenseVv& vv, bool plain, PlainIds ids) {
-  auto s = std::make_unique<State>();
-  s->plain = plain;
-  s->plain_ids = ids == PlainIds::kTracked;
-  FoldScope scope(*this);
-  for (const Change& ch : changes) {
-    Counter to = std::min(ch.end(), vv.get(ch.peer));
-    if (to <= ch.counter) continue;
-    WEFT_RETURN_IF_ERROR(apply_change(*s, ch, to));
-  }
-  WEFT_RETURN_IF_ERROR(fold_trackers(*s));
-  return s;
-}
-
-Result<std::unique_ptr<State>> DocCore::replay_state(const State& s, bool plain) {
-  // The replay goes into a scratch state: no events for it.
-  const bool was_gathering = gathering;
-  gathering = false;
-  auto scratch = build_state(s.vv, plain);
-  Status st = scratch.status();
-  if (st.ok() && &s == state.get()) {
-    // The open transaction's ops are in the state but not yet in the op log;
-    // they follow everything else, so they replay on the fast path.
-    for (const Op& op : txn_ops) {
-      st = apply_op(**scratch, op, self, 0, op.atom_len(), nullptr);
-      if (!st.ok()) break;
-    }
-  }
-  gathering = was_gathering;
-  if (!st.ok()) return st;
-  return scratch;
-}
-
-Status DocCore::materialize(State& s) {
-  settle();  // the replay reads txn_ops
-  // (A partial tracker is replaced by the whole one too.)
-  const auto needs = [](const ContainerState* cs) { return cs && (cs->plain || cs->partial); };
-  if (std::none_of(s.containers.begin(), s.containers.end(),
-                   [&](const auto& c) { return needs(c.get()); })) {
-    return Status();
-  }
-  auto scratch = replay_state(s, /*plain=*/false);
-  if (!scratch.ok())
-    return scratch.status().with_context("building the sequence tracker from the op log");
-  for (uint32_t i = 0; i < s.containers.size(); ++i) {
-    ContainerState* cs = s.containers[i].get();
-    if (!needs(cs)) continue;
-    ContainerState& built = container_state(**scratch, i);
-    cs->seq = std::move(built.seq);
-    cs->list_values = std::move(built.list_values);
-    cs->plain.reset();
-    cs->partial.reset();
-    // Inside an import or a replay it folds back into a plain state at the end.
-    cs->temp_tracker = fold_scope > 0;
-  }
-  return Status();
-}
-
-bool DocCore::history_is_linear() const {
-  // Linear: each change's deps hold everything before it in the log.
-  int64_t before = 0;
-  for (const Change& ch : changes) {
-    if (ch.deps_total != before) return false;
-    before += ch.len;
-  }
-  return true;
-}
-
-Status DocCore::recover_ids(State& s) {
-  settle();  // the replay reads txn_ops
-  const auto lacks_ids = [](const ContainerState* cs) {
-    return cs && cs->plain && !cs->plain->ids_known();
-  };
-  if (std::none_of(s.containers.begin(), s.containers.end(),
-                   [&](const auto& c) { return lacks_ids(c.get()); })) {
-    return Status();
-  }
-  // A history with concurrent edits: the whole tracker (a plain replay would
-  // build it at the first of them, from the start again), folded back into
-  // plain states, which then have every id.
-  if (!history_is_linear()) {
-    FoldScope scope(*this);
-    WEFT_RETURN_IF_ERROR(materialize(s));
-    return fold_trackers(s);
-  }
-  // A plain replay keeps ids (build_state's default).
-  auto scratch = replay_state(s, /*plain=*/true);
-  if (!scratch.ok()) return scratch.status().with_context("rebuilding the ids from the op log");
-  for (uint32_t i = 0; i < s.containers.size(); ++i) {
-    ContainerState* cs = s.containers[i].get();
-    if (!lacks_ids(cs)) continue;
-    ContainerState& built = container_state(**scratch, i);
-    cs->plain = std::move(built.plain);
-    cs->seq = std::move(built.seq);
-    cs->list_values = std::move(built.list_values);
-  }
-  return Status();
-}
-
-Status DocCore::set_plain_text(State& s, uint32_t container, std::string_view utf8) {
-  if (container >= containers.size() || containers[container].type() != ContainerType::kText)
-    return invalid_argument("set_plain_text: container " + std::to_string(container) +
-                            " is not a Text");
-  WEFT_RETURN_IF_ERROR(validate_utf8(utf8));
-  ContainerState& cs = container_state(s, container);
-  cs.seq.reset();
-  cs.plain = std::make_unique<PlainSeq>(true);
-  cs.plain->assign_utf8(utf8);
-  return Status();
-}
-
-Status DocCore::set_plain_list(State& s, uint32_t container, std::vector<Value> values) {
-  if (container >= containers.size() || containers[container].type() != ContainerType::kList)
-    return invalid_argument("set_plain_list: container " + std::to_string(container) +
-                            " is not a List");
-  ContainerState& cs = container_state(s, container);
-  cs.seq.reset();
-  cs.plain = std::make_unique<PlainSeq>(false);
-  std::vector<uint32_t> idx(values.size());
-  for (size_t k = 0; k < idx.size(); ++k) idx[k] = static_cast<uint32_t>(k);
-  cs.list_values = std::move(values);
-  WEFT_RETURN_IF_ERROR(cs.plain->insert(kNone, 0, 0, idx.data(), idx.size()));
-  cs.plain->set_ids_unknown();
-  return Status();
-}
-
-Value DocCore::container_value(const State& s, uint32_t idx, bool deep) const {
-  const ContainerState* cs = idx < s.containers.size() ? s.containers[idx].get() : nullptr;
-  auto resolve = [&](const Value& v) -> Value {
-    if (!deep || !v.is_container()) return v;
-    auto it = container_index.find(v.as_container());
-    if (it == container_index.end()) {
-      switch (v.as_container().type()) {
-        case ContainerType::kText:
-          return Value(std::string());
-        case ContainerType::kList:
-        case ContainerType::kMovableList:
-          return Value(ValueList{});
-        case ContainerType::kCounter:
-          return Value(0.0);
-        default:
-          return Value(ValueMap{});
-      }
-    }
-    return container_value(s, it->second, true);
-  };
-  switch (containers[idx].type()) {
-    case ContainerType::kText:
-      return Value(cs ? cs->text() : std::string());
-    case ContainerType::kList: {
-      ValueList l;
-      if (cs) {
-        for (uint32_t vi : cs->contents()) l.push_back(resolve(cs->list_values[vi]));
-      }
-      return Value(std::move(l));
-    }
-    case ContainerType::kCounter:
-      return Value(cs ? cs->counter : 0.0);
-    case ContainerType::kMap: {
-      ValueMap m;
-      if (cs) {
-        for (const auto& [k, e] : cs->map) {
-          if (e.value) m.emplace(k, resolve(*e.value));
-        }
-      }
-      return Value(std::move(m));
-    }
-    default:
-      return Value();
-  }
-}
-
-Value DocCore::doc_value(const State& s) const {
-  ValueMap out;
-  for (uint32_t i = 0; i < containers.size(); ++i) {
-    if (!containers[i].is_root()) continue;
-    bool present = (i < s.containers.size() && s.containers[i]) || local_roots[i];
-    if (present) out.emplace(containers[i].name(), container_value(s, i, true));
-  }
-  return Value(std::move(out));
 }
 
 }  // namespace weft::crdt::detail

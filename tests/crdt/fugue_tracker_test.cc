@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "crdt/core.h"
-#include "crdt/seq.h"
+#include "crdt/core_access.h"
+#include "crdt/fugue_tracker.h"
 #include "weft/crdt/doc.h"
 
 namespace weft::crdt {
@@ -165,11 +165,11 @@ RC_GTEST_PROP(SeqTracker, ConcurrentBurstsMergeConsistently, ()) {
     all = merged.export_updates();
   }
   Doc checked(901);
-  checked.core()->check_tracker = true;
+  test_options(checked).check_tracker = true;
   RC_ASSERT(checked.import(all).ok());
   Doc full(902);
-  full.core()->plain_enabled = false;
-  full.core()->check_tracker = true;
+  test_options(full).plain_enabled = false;
+  test_options(full).check_tracker = true;
   RC_ASSERT(full.import(all).ok());
   RC_ASSERT(text_of(checked) == text_of(full));
   for (int i = 0; i < n; ++i) {

@@ -1,9 +1,11 @@
-// The sequence CRDT (see seq.h).
-#include "crdt/seq.h"
+// The Fugue tracker, the sequence CRDT with tombstones (see fugue_tracker.h):
+// integration of inserts, deletes by id, and the prepare-version counts.
+#include "crdt/fugue_tracker.h"
 
 #include <algorithm>
 #include <cstring>
 
+#include "crdt/dcheck.h"
 #include "weft/base/utf.h"
 
 namespace weft::crdt::detail {
@@ -493,6 +495,7 @@ Status Seq::insert(uint32_t peer, int32_t counter, uint32_t pos, const uint32_t*
 }
 
 void Seq::fill_placeholders(size_t n) {
+  WEFT_DCHECK(arena_size() == 0);
   if (n == 0) return;
   auto c = std::make_unique<Chunk>();
   c->id = static_cast<uint32_t>(chunk_pos_.size());

@@ -1,10 +1,12 @@
 // DocCore's typing buffer: keystrokes typed on, held back and applied in one
 // step (see "the typing buffer" in core.h).
 #include "crdt/core.h"
+#include "crdt/dcheck.h"
 
 namespace weft::crdt::detail {
 
 bool DocCore::begin_typing(uint32_t idx, size_t pos, char ch) {
+  WEFT_DCHECK(typing.n == 0 && !direct && txn_ops.empty());
   // The lane's case for a keystroke that opens a transaction, at a commit
   // boundary (the caller checked), without auto-commit, and a default commit
   // merging into this peer's last change (commit_direct's rule with default
@@ -21,8 +23,7 @@ bool DocCore::begin_typing(uint32_t idx, size_t pos, char ch) {
   // anywhere else (another cursor, after a delete) starts a new op, as the
   // direct keystroke would (extend_op joins only adjacent inserts).
   const Op& run = last.ops.back();
-  typing.fresh = run.kind != OpKind::kTextInsert || run.container != idx ||
-                 static_cast<size_t>(run.pos) + run.text.size() != pos;
+  typing.fresh = !continues_insert(run, idx, static_cast<int64_t>(pos));
   typing.idx = idx;
   typing.pos = pos;
   typing.bytes[0] = ch;

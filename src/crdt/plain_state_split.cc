@@ -1,10 +1,10 @@
-// The plain state's chunk splits and merges (see plain.h; split from
-// plain.cc, which keeps the positional edits): a big insert placed in new
+// The plain state's chunk splits and merges (see plain_state.h;
+// plain_state.cc keeps the positional edits): a big insert placed in new
 // chunks, an oversize chunk cut in pieces, a chunk of too many id runs cut
 // at its middle run, and a small chunk absorbing its successor.
 #include <algorithm>
 
-#include "crdt/plain.h"
+#include "crdt/plain_state.h"
 
 namespace weft::crdt::detail {
 

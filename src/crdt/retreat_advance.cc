@@ -1,8 +1,10 @@
-// Eg-walker retreat / advance: moving a Seq's prepare version (see seq.h and
-// DocCore::prepare_seq in core.h).
+// Eg-walker retreat / advance: moving a Seq's prepare version (see
+// fugue_tracker.h and DocCore::prepare_seq in core.h), and its from-scratch
+// check (Seq::check_prepare).
 #include <algorithm>
 
 #include "crdt/core.h"
+#include "crdt/dcheck.h"
 
 namespace weft::crdt::detail {
 
@@ -17,6 +19,8 @@ void Seq::move_prepare(const DenseVv& from, const DenseVv& to) {
 }
 
 Status DocCore::prepare_seq(State& s, uint32_t container, const DenseVv* target) {
+  WEFT_DCHECK(container < s.containers.size() && s.containers[container] &&
+              s.containers[container]->seq);
   Seq& seq = *s.containers[container]->seq;
   if (target == nullptr && seq.prepare_is_all()) return Status();
   // The next op of the same change (or of a change at the same version): the

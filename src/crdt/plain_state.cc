@@ -1,10 +1,12 @@
-// The plain state of a Text or List container (see plain.h): its positional
-// edits (chunk splits and merges are in plain_split.cc, reads in plain_read.cc).
-#include "crdt/plain.h"
+// The plain state of a Text or List container (see plain_state.h): its
+// positional edits (chunk splits and merges are in plain_state_split.cc,
+// reads in plain_state_read.cc).
+#include "crdt/plain_state.h"
 
 #include <algorithm>
 #include <new>
 
+#include "crdt/dcheck.h"
 #include "weft/base/utf.h"
 
 namespace weft::crdt::detail {
@@ -373,6 +375,11 @@ void PlainSeq::set_ids_unknown() {
 }
 
 void PlainSeq::set_ids(const std::vector<Seq::Run>& runs) {
+#ifndef NDEBUG
+  size_t sum = 0;
+  for (const Seq::Run& r : runs) sum += r.len;
+  WEFT_DCHECK(sum == visible_units());
+#endif
   forget_hints();
   ids_known_ = true;
   size_t r = 0, used = 0;  // runs[r] has `used` units given out

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "crdt/core.h"
+#include "crdt/dcheck.h"
 #include "weft/base/utf.h"
 
 namespace weft::crdt::detail {
@@ -23,6 +24,7 @@ bool is_positional(OpKind kind) {
 }  // namespace
 
 Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int64_t op_low) {
+  WEFT_DCHECK(idx < s.containers.size() && s.containers[idx] && s.containers[idx]->plain);
   settle();
   // The open transaction's ops are in the state but not in the log.
   if (&s == state.get() && !txn_ops.empty()) return materialize(s);
@@ -83,8 +85,8 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int6
   // since, so they exist there.
   const size_t units = cs.plain->visible_units();
   size_t skip = 0;
-  if (low > 0 && static_cast<size_t>(low) > partial_skip_margin) {
-    skip = std::min(static_cast<size_t>(low) - partial_skip_margin,
+  if (low > 0 && static_cast<size_t>(low) > test_.partial_skip_margin) {
+    skip = std::min(static_cast<size_t>(low) - test_.partial_skip_margin,
                     units > inserted ? units - inserted : 0);
   }
 
@@ -152,8 +154,8 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int6
                           " past the " + std::to_string(skip) + " left out");
   }
 
-  ++partial_stats.begun;
-  if (skip > 0) ++partial_stats.skipped;
+  ++partial_stats_.begun;
+  if (skip > 0) ++partial_stats_.skipped;
   auto partial = std::make_unique<PartialTracker>();
   partial->base = std::move(base);
   partial->plain_vv = s.vv;

@@ -1,8 +1,8 @@
-// The plain state's read side (see plain.h): its contents, id runs and
-// position conversions (split from plain.cc, which keeps the edits).
+// The plain state's read side (see plain_state.h): its contents, id
+// runs and position conversions (plain_state.cc keeps the edits).
 #include <algorithm>
 
-#include "crdt/plain.h"
+#include "crdt/plain_state.h"
 #include "weft/base/utf.h"
 
 namespace weft::crdt::detail {

@@ -1,9 +1,9 @@
-// Seq's read-side queries (see seq.h): unit boundaries, id runs of a range,
+// Seq's read-side queries (see fugue_tracker.h): unit boundaries, id runs of a range,
 // element lookups for undo, and the visible contents. Kept apart from the
-// integration and delete paths in seq.cc.
+// integration and delete paths in fugue_tracker.cc.
 #include <algorithm>
 
-#include "crdt/seq.h"
+#include "crdt/fugue_tracker.h"
 #include "weft/base/utf.h"
 
 namespace weft::crdt::detail {

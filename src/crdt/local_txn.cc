@@ -1,27 +1,16 @@
-// Import of decoded changes, local ops and commits (see core.h).
+// The local transaction: local ops applied to the live state and recorded
+// in the open transaction (or written straight into this peer's last change:
+// the direct keystroke), and commits (see core.h and README.md).
 #include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
 
 #include "crdt/core.h"
+#include "crdt/dcheck.h"
 
 namespace weft::crdt::detail {
 namespace {
-
-void add_span(std::vector<IdSpan>& spans, PeerId p, Counter start, Counter end) {
-  for (auto& s : spans) {
-    if (s.peer == p && s.end == start) {
-      s.end = end;
-      return;
-    }
-    if (s.peer == p && end == s.start) {
-      s.start = start;
-      return;
-    }
-  }
-  spans.push_back({p, start, end});
-}
 
 // The context an op's apply error carries.
 Status op_error(const DocCore& core, Status st, Counter counter, uint32_t container) {
@@ -30,147 +19,6 @@ Status op_error(const DocCore& core, Status st, Counter counter, uint32_t contai
 }
 
 }  // namespace
-
-Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
-  // Snapshot what an error must restore (import is atomic).
-  const size_t old_changes = changes.size();
-  const DenseVv old_vv = oplog_vv;
-  const Frontiers old_frontiers = oplog_frontiers;
-  std::vector<Change> old_pending = pending;
-  const Frontiers from = state_frontiers;
-  // The log's last change may grow by joins (see joins_last): what a rollback
-  // restores of it.
-  const Counter old_last_len = changes.empty() ? 0 : changes.back().len;
-  const size_t old_last_ops = changes.empty() ? 0 : changes.back().ops.size();
-  std::optional<Op> old_last_op;  // its last op, once a join extends it
-
-  std::vector<Change> cands = pending.empty() ? std::move(incoming) : std::move(pending);
-  pending.clear();
-  if (!incoming.empty()) {
-    cands.reserve(cands.size() + incoming.size());
-    for (auto& c : incoming) cands.push_back(std::move(c));
-  }
-  // Visit in lamport order (sorting indexes: moving whole changes is costly).
-  std::vector<uint32_t> order(cands.size());
-  for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
-  const auto by_lamport = [&](uint32_t a, uint32_t b) {
-    return cands[a].lamport < cands[b].lamport;
-  };
-  // Decoded binary changes carry no lamport (all 0): already in order.
-  if (!std::is_sorted(order.begin(), order.end(), by_lamport))
-    std::stable_sort(order.begin(), order.end(), by_lamport);
-  ImportStatus status;
-  Status err;
-  bool apply_state = !detached;
-  FoldScope fold_scope_guard(*this);
-  if (apply_state && has_subscribers()) begin_events();
-  // Into an empty doc, the import replays a whole history: the containers it
-  // creates skip the id bookkeeping (see DocCore::PlainIds).
-  if (apply_state && state->vv_total == 0 && txn_ops.empty()) state->plain_ids = false;
-  std::vector<uint8_t> done(cands.size(), 0);  // (bytes: no bit masking per test)
-  // One reallocation at most while appending (geometric, so that many small
-  // imports stay amortised O(1) per change).
-  if (const size_t need = changes.size() + cands.size(); need > changes.capacity())
-    changes.reserve(std::max(need, 2 * changes.capacity()));
-  bool progress = true;
-  while (progress && err.ok()) {
-    progress = false;
-    for (size_t k = 0; k < order.size() && err.ok(); ++k) {
-      const size_t i = order[k];
-      if (done[i]) continue;
-      Change& c = cands[i];
-      Counter known = oplog_vv.get(c.peer);
-      if (c.end() <= known) {
-        done[i] = true;
-        continue;
-      }
-      if (c.counter > known) continue;  // waits for the same peer's earlier ops
-      bool ready = true;
-      const PeerId author = peer_ids[c.peer];
-      for (const ID& d : c.deps) {
-        // The usual dep, the author's own previous op: no peer lookup.
-        if (d.peer == author) {
-          if (oplog_vv.includes(c.peer, d.counter)) continue;
-          ready = false;
-          break;
-        }
-        auto pit = peer_index.find(d.peer);
-        if (pit == peer_index.end() || !oplog_vv.includes(pit->second, d.counter)) {
-          ready = false;
-          break;
-        }
-      }
-      if (!ready && c.counter == known) continue;
-      // Only a change that overlaps the log is copied (sliced); the rest move
-      // straight into the log.
-      std::optional<Change> sliced;
-      if (c.counter < known) sliced = slice_change(c, known);
-      Change& ch = sliced ? *sliced : c;
-      done[i] = true;
-      progress = true;
-      PeerId p = peer_ids[ch.peer];
-      Counter start = ch.counter, end = ch.end();
-      if (joins_last(ch)) {
-        // Continuing the log's last change (a keystroke per update, as live
-        // sync sends them): stored as part of it, so the log holds typing
-        // runs, not a change per keystroke. Its ops go into the log first
-        // (an apply that builds the tracker replays the log).
-        const bool into_old = changes.size() == old_changes;
-        const size_t first = join_last(std::move(ch));
-        if (apply_state) err = apply_change(*state, changes.back(), end, first);
-        if (err.ok()) {
-          // (A copy of the old last op for a rollback: at most one per import.)
-          std::optional<Op> saved;
-          if (into_old && first == old_last_ops && !old_last_op)
-            saved = changes.back().ops[first - 1];
-          if (join_ops_at(first) && saved) old_last_op = std::move(saved);
-        }
-      } else {
-        append_change(std::move(ch));
-        if (apply_state) err = apply_change(*state, changes.back(), end);
-      }
-      add_span(status.success, p, start, end);
-    }
-  }
-  state->plain_ids = true;
-  // The temporary trackers of concurrent ops fold back into plain states.
-  if (err.ok() && apply_state) err = fold_trackers(*state);
-  if (err.ok() && detached) {
-    // Validate positions against a scratch replay (the visible state stays put).
-    auto scratch = build_state(oplog_vv, true, PlainIds::kDeferred);
-    if (!scratch.ok()) err = scratch.status();
-  }
-  if (!err.ok()) {
-    // Roll back the op log and rebuild the state.
-    for (size_t i = changes.size(); i > old_changes; --i) by_peer[changes[i - 1].peer].pop_back();
-    changes.resize(old_changes);
-    if (!changes.empty()) {
-      changes.back().len = old_last_len;
-      changes.back().ops.resize(old_last_ops);
-      if (old_last_op) changes.back().ops.back() = std::move(*old_last_op);
-    }
-    oplog_vv = old_vv;
-    oplog_frontiers = old_frontiers;
-    pending = std::move(old_pending);
-    gathering = false;
-    before_values.clear();
-    if (!detached) {
-      auto rebuilt = build_state(oplog_vv);
-      if (rebuilt.ok()) state = std::move(*rebuilt);
-      state_frontiers = oplog_frontiers;
-    }
-    return err;
-  }
-  for (const uint32_t i : order) {
-    if (done[i]) continue;
-    add_span(status.pending, peer_ids[cands[i].peer], cands[i].counter, cands[i].end());
-    pending.push_back(std::move(cands[i]));
-  }
-  if (!detached) state_frontiers = oplog_frontiers;
-  if (apply_state && gathering)
-    end_events(EventTrigger::kImport, import_origin, std::nullopt, from);
-  return status;
-}
 
 Status DocCore::detached_error() {
   return failed_precondition(
@@ -215,6 +63,7 @@ Status DocCore::local_op(Op&& op) {
 
 Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
                                   std::string_view utf8, size_t n) {
+  WEFT_DCHECK(idx < state->containers.size() && &cs == state->containers[idx].get());
   if (!cs.plain) {
     Op op;
     op.kind = OpKind::kTextInsert;
@@ -227,8 +76,7 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
     // Typing on within the direct keystroke's transaction: its op is the
     // change's last op (or that op's tail), so continuing it is appending.
     Op& run = changes.back().ops.back();
-    if (run.kind == OpKind::kTextInsert && run.container == idx &&
-        run.pos + static_cast<int32_t>(run.text.size()) == pos) {
+    if (continues_insert(run, idx, pos)) {
       const Counter counter = txn_start + txn_len;
       Status st = cs.plain->insert_utf8(self, counter, static_cast<uint32_t>(pos), utf8, n);
       if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
@@ -248,8 +96,7 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
     // the end of the change's last insert extends it, anything else is a
     // new op of the change.
     Op& run = last.ops.back();
-    if (run.kind == OpKind::kTextInsert && run.container == idx &&
-        run.pos + static_cast<int32_t>(run.text.size()) == pos) {
+    if (continues_insert(run, idx, pos)) {
       direct_txn.pushed = false;
       direct_txn.keep = static_cast<int32_t>(run.text.size());
       run.text.append_utf8(utf8, n, &text_pool);
@@ -270,8 +117,7 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
   Op* run = nullptr;
   if (!txn_ops.empty()) {
     Op& last = txn_ops.back();
-    if (last.kind == OpKind::kTextInsert && last.container == idx &&
-        last.pos + static_cast<int32_t>(last.text.size()) == pos) {
+    if (continues_insert(last, idx, pos)) {
       run = &last;
     }
   }
@@ -279,7 +125,7 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
   // last insert ended): the plain state's typing lane takes it in place, as
   // for a direct keystroke (PlainSeq::lane_type; insert_utf8 otherwise).
   // fast_commit: the tests clear it to compare with the general path.
-  if (!(run && utf8.size() == 1 && fast_commit &&
+  if (!(run && utf8.size() == 1 && test_.fast_commit &&
         cs.plain->lane_type(self, counter, static_cast<size_t>(pos), utf8[0]))) {
     Status st = cs.plain->insert_utf8(self, counter, static_cast<uint32_t>(pos), utf8, n);
     if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
@@ -300,6 +146,8 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
 
 Status DocCore::local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, int32_t n,
                                  uint32_t id_peer, int32_t id_counter, bool erase) {
+  WEFT_DCHECK(cs.plain && cs.plain->ids_known() && n >= 1);
+  WEFT_DCHECK(!erase || static_cast<size_t>(pos) + static_cast<size_t>(n) <= cs.plain->visible_units());
   const ID start{peer_ids[id_peer], id_counter};
   if (direct) {
     settle_direct();
@@ -332,7 +180,7 @@ Status DocCore::local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, 
 }
 
 bool DocCore::local_erase_one(uint32_t idx, ContainerState& cs, size_t pos, Status* st) {
-  if (!fast_commit || gathering || has_subscribers() || pos > INT32_MAX) return false;
+  if (!test_.fast_commit || gathering || has_subscribers() || pos > INT32_MAX) return false;
   uint32_t id_peer = 0;
   int32_t id_counter = 0;
   if (!cs.plain->lane_erase_one(pos, &id_peer, &id_counter)) return false;
@@ -341,6 +189,7 @@ bool DocCore::local_erase_one(uint32_t idx, ContainerState& cs, size_t pos, Stat
 }
 
 void DocCore::direct_delete(uint32_t idx, int32_t pos, int32_t n, const ID& start) {
+  WEFT_DCHECK(!direct && txn_ops.empty());
   Change& last = changes.back();
   const Counter counter = last.end();
   advance_vv(*state, self, counter + n);
@@ -408,7 +257,7 @@ void DocCore::settle_direct() {
 bool DocCore::commit_in_place(const CommitOptions& options) {
   // Whatever observes a commit (events, the UndoManager's hooks, local
   // update bytes) takes the general path, as does a transaction of several ops.
-  if (txn_ops.size() != 1 || !fast_commit || gathering || !commit_hooks.empty() ||
+  if (txn_ops.size() != 1 || !test_.fast_commit || gathering || !commit_hooks.empty() ||
       !local_update_subscribers.empty() || changes.empty()) {
     return false;
   }
@@ -426,8 +275,7 @@ bool DocCore::commit_in_place(const CommitOptions& options) {
   Op& run = last.ops.back();
   // Typing on at the end of the change's last insert (checked inline: the
   // counters are adjacent, as the change's last op ends where the txn starts).
-  if (op.kind == OpKind::kTextInsert && run.kind == OpKind::kTextInsert &&
-      op.container == run.container && run.pos + static_cast<int32_t>(run.text.size()) == op.pos) {
+  if (op.kind == OpKind::kTextInsert && continues_insert(run, op.container, op.pos)) {
     run.text.append(op.text);
   } else if (op.kind == OpKind::kSeqDelete && run.kind == OpKind::kSeqDelete &&
              op.container == run.container) {

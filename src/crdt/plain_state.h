@@ -14,8 +14,8 @@
 // classification since unit index == byte index); a List chunk holds one value
 // index per unit. Chunks are heap nodes so that splitting or dropping one
 // moves pointers, not chunks.
-#ifndef WEFT_SRC_CRDT_PLAIN_H_
-#define WEFT_SRC_CRDT_PLAIN_H_
+#ifndef WEFT_SRC_CRDT_PLAIN_STATE_H_
+#define WEFT_SRC_CRDT_PLAIN_STATE_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "crdt/chunk_buffer.h"
-#include "crdt/seq.h"
+#include "crdt/fugue_tracker.h"
 #include "weft/base/status.h"
 
 namespace weft::crdt::detail {
@@ -192,8 +192,8 @@ class PlainSeq {
   };
   // Id runs a new chunk holds in its own block: kMaxRuns plus the two an
   // insert inside a run adds before the split, so a chunk's runs never move
-  // to the heap between splits (the malloc, copy and free of that move cost
-  // 1-2% of a flat trace's replay).
+  // to the heap between splits (that move's malloc, copy and free would sit
+  // on the replay path).
   static constexpr size_t kOwnRuns = 66;
   // One heap block per chunk (see alloc_chunk): this header, room for its
   // first id runs, then (a Text chunk) for its bytes, so an edit touches one
@@ -421,4 +421,4 @@ inline size_t PlainSeq::find_run(const ChunkVec<IdRun>& runs, size_t chunk_units
 
 }  // namespace weft::crdt::detail
 
-#endif  // WEFT_SRC_CRDT_PLAIN_H_
+#endif  // WEFT_SRC_CRDT_PLAIN_STATE_H_

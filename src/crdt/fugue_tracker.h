@@ -16,8 +16,8 @@
 // advances only the ops between the previous op's version and V. Positions of
 // a concurrent op then resolve through chunk counts as on the fast path, and
 // only the conflict zone is scanned.
-#ifndef WEFT_SRC_CRDT_SEQ_H_
-#define WEFT_SRC_CRDT_SEQ_H_
+#ifndef WEFT_SRC_CRDT_FUGUE_TRACKER_H_
+#define WEFT_SRC_CRDT_FUGUE_TRACKER_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -214,14 +214,15 @@ class Seq {
   // (the elements move from one to the other; the recorded prepare version
   // is the caller's to set).
   void move_prepare(const DenseVv& from, const DenseVv& to);
-  // Test hook (DocCore::check_tracker): recomputes every element's prepare
+  // Test hook (TestOptions::check_tracker): recomputes every element's prepare
   // state and every count from scratch for version `vv` (nullptr: all) and
   // reports the first difference from the incrementally kept ones as kInternal.
   Status check_prepare(const DenseVv* vv) const;
-  // Test hook (DocCore::check_tracker): every position found from the
+  // Test hook (TestOptions::check_tracker): every position found from the
   // position hint is also found the general way, and a difference is kInternal.
   void set_verify_hints(bool on) { verify_hints_ = on; }
-  // Content of the arena element with id (peer, counter) if present.
+  // Elements in the arena: every insert's units, tombstones included (and
+  // the placeholders given elements so far).
   size_t arena_size() const { return arena_.size(); }
 
   // For undo: the element with id (peer, counter), if present.
@@ -450,4 +451,4 @@ class Seq {
 
 }  // namespace weft::crdt::detail
 
-#endif  // WEFT_SRC_CRDT_SEQ_H_
+#endif  // WEFT_SRC_CRDT_FUGUE_TRACKER_H_

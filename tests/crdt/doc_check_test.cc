@@ -1,0 +1,101 @@
+// Doc::check_invariants (DocCore::check): passes on docs in every mode the
+// engine reaches, and names the invariant when one is broken by hand.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "crdt/core_access.h"
+#include "weft/crdt/doc.h"
+
+namespace weft::crdt {
+namespace {
+
+// A doc with a committed text, a list and a map, and an open transaction.
+void fill(Doc& doc) {
+  ASSERT_TRUE(doc.get_text("t").insert(0, "hello").ok());
+  ASSERT_TRUE(doc.get_list("l").insert(0, Value(int64_t{1})).ok());
+  ASSERT_TRUE(doc.commit().ok());
+  ASSERT_TRUE(doc.get_map("m").set("k", Value("v")).ok());
+}
+
+TEST(DocCheck, HoldsThroughEditsImportsAndCheckouts) {
+  Doc a(1), b(2);
+  fill(a);
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+  ASSERT_TRUE(a.commit().ok());
+  ASSERT_TRUE(b.import(a.export_updates()).ok());
+  // Concurrent edits: the import goes through a partial tracker and folds back.
+  ASSERT_TRUE(a.get_text("t").insert(5, " world").ok());
+  ASSERT_TRUE(b.get_text("t").insert(0, ">> ").ok());
+  ASSERT_TRUE(a.commit().ok());
+  ASSERT_TRUE(b.commit().ok());
+  ASSERT_TRUE(a.import(b.export_updates()).ok());
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+  // A mark keeps the whole tracker for good.
+  ASSERT_TRUE(a.get_text("t").mark(0, 2, "bold", Value(true)).ok());
+  ASSERT_TRUE(a.commit().ok());
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+  const Frontiers f = b.frontiers();
+  ASSERT_TRUE(a.checkout(f).ok());
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+  // Typed keys, buffered and through the lane.
+  Doc c(3);
+  for (char ch : std::string("typing")) {
+    ASSERT_TRUE(c.get_text("t").insert(c.get_text("t").len(), std::string(1, ch)).ok());
+    ASSERT_TRUE(c.commit().ok());
+    EXPECT_TRUE(c.check_invariants(false).ok());
+  }
+  EXPECT_TRUE(c.check_invariants().ok()) << c.check_invariants().message();
+}
+
+TEST(DocCheck, NamesAStaleVersionTotal) {
+  Doc doc(1);
+  fill(doc);
+  core_of(doc).state->vv_total += 1;
+  const Status st = doc.check_invariants(false);
+  EXPECT_EQ(st.code(), StatusCode::kInternal);
+  EXPECT_NE(st.message().find("total"), std::string::npos) << st.message();
+}
+
+TEST(DocCheck, NamesAStateAheadOfTheLog) {
+  Doc doc(1);
+  fill(doc);
+  ASSERT_TRUE(doc.commit().ok());
+  auto& core = core_of(doc);
+  core.state->vv.set(core.self, core.state->vv.get(core.self) + 1);
+  core.state->vv_total += 1;
+  const Status st = doc.check_invariants(false);
+  EXPECT_EQ(st.code(), StatusCode::kInternal);
+  EXPECT_NE(st.message().find("state version"), std::string::npos) << st.message();
+}
+
+TEST(DocCheck, NamesAPlainStateBesideATracker) {
+  Doc doc(1);
+  fill(doc);
+  auto& core = core_of(doc);
+  const uint32_t idx = core.container_index.at(doc.get_text("t").id());
+  core.state->containers[idx]->seq = std::make_unique<detail::Seq>(&core.peer_ids, true);
+  const Status st = doc.check_invariants(false);
+  EXPECT_EQ(st.code(), StatusCode::kInternal);
+  EXPECT_NE(st.message().find("both a plain state and a tracker"), std::string::npos)
+      << st.message();
+}
+
+TEST(DocCheck, DeepNamesABrokenDepsVersion) {
+  Doc doc(1);
+  fill(doc);
+  ASSERT_TRUE(doc.commit().ok());
+  ASSERT_TRUE(doc.get_text("t").insert(0, "x").ok());
+  ASSERT_TRUE(doc.commit({.message = "apart"}).ok());
+  auto& core = core_of(doc);
+  ASSERT_GE(core.changes.size(), 2u);
+  core.changes.back().lamport += 1;
+  EXPECT_TRUE(doc.check_invariants(false).ok());
+  const Status st = doc.check_invariants(true);
+  EXPECT_EQ(st.code(), StatusCode::kInternal);
+  EXPECT_NE(st.message().find("lamport"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace weft::crdt
