@@ -50,6 +50,8 @@ auto without_gil(const NativeFs& self, F&& f) {
 void bind_filesystem(py::module_& m);
 // Registers SandboxWorkspace and sandbox_available().
 void bind_sandbox(py::module_& m);
+// Registers _KernelLink, the link weft.Kernel (weft/_kernel.py) calls the kernel through.
+void bind_kernel(py::module_& m);
 
 }  // namespace weft::python
 

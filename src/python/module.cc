@@ -11,4 +11,5 @@ PYBIND11_MODULE(_weft, m) {
   weft::python::init_types();
   weft::python::bind_filesystem(m);
   weft::python::bind_sandbox(m);
+  weft::python::bind_kernel(m);
 }

@@ -21,6 +21,10 @@ from weft._types import (ExecResult, FileEntry, FileStat, FilesystemLimits, File
 from weft._weft import (HostFilesystem, InMemoryFilesystem, NativeFilesystem, SandboxWorkspace,
                         sandbox_available)
 from weft.protocol import Filesystem, SnapshotableFilesystem, WorkspaceSection
+from weft._kernel import (BlockChange, BlockContent, BlockListing, BlockMatch,
+                          BlockNotFoundError, BlockSearch, BlockSummary, BlockWrite, Kernel,
+                          KernelSearch, KernelSearchHit, LineDelete, LineInsert, LineReplace,
+                          MemoryContent, PatchResult)
 
 __all__ = [
     "ExecResult", "FileEntry", "FileStat", "Filesystem", "FilesystemLimits",
@@ -28,4 +32,9 @@ __all__ = [
     "HydrateStats", "InMemoryFilesystem", "NativeFilesystem", "ReadBytesResult", "ReadResult",
     "SandboxWorkspace", "SnapshotError", "SnapshotRestoreError", "SnapshotableFilesystem",
     "WorkspaceSection", "WriteMode", "WriteResult", "sandbox_available",
+]
+__all__ += [  # weft.Kernel (weft/_kernel.py)
+    "BlockChange", "BlockContent", "BlockListing", "BlockMatch", "BlockNotFoundError",
+    "BlockSearch", "BlockSummary", "BlockWrite", "Kernel", "KernelSearch", "KernelSearchHit",
+    "LineDelete", "LineInsert", "LineReplace", "MemoryContent", "PatchResult",
 ]
