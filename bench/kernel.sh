@@ -8,7 +8,11 @@
 #    start) and RSS, RSS with 1,000 blocks loaded (same script);
 #  - disk write -> block committed and listeners told, the reconcile of a 1 MB
 #    file, and Kernel::change_text of a 100 KB file, in process
-#    (bench/kernel_bench.cc).
+#    (bench/kernel_bench.cc);
+#  - blocks: the block API in process (appends/s, block_edit of 10 lines in a
+#    10,000-line block, block_list), block_append through MCP stdio from one
+#    client, and kernel_search over 20,000 files + 1,000 blocks against
+#    `rg -j1` (kernel_bench.cc and kernel_bench.mjs).
 # Prints JSON lines: one object per measurement, each with suite, date,
 # machine, commit, its figures, its bars and whether they are met.
 # Needs node and bench/peers/node_modules (npm ci).
@@ -98,4 +102,18 @@ line("reconcile_1mb", {
   kernel_read_text_reconcile: c.kernel_read_text_reconcile,
   kernel_change_text_reconcile: c.kernel_change_text_reconcile,
   agent_change_text_1mb: c.agent_change_text, file_bytes: c.file_bytes, lines: c.lines });
+
+const bm = peers.blocks_mcp;
+line("blocks", {
+  append_per_s_api: inside.append_per_s_api,
+  block_edit_p50_us: inside.block_edit_p50_us, block_edit_p90_us: inside.block_edit_p90_us,
+  block_edit_bar: "<= 200 us (p50)", block_edit_bar_met: inside.block_edit_p50_us <= 200,
+  block_list_ms: inside.block_list_ms, block_list_blocks: inside.block_list_blocks,
+  append_per_s_mcp: bm.append_per_s_mcp, append_mcp_bar: ">= 5000/s", append_mcp_bar_met: bm.append_per_s_mcp >= 5000,
+  append_server_cpu_ms_per_call: bm.append_server_cpu_ms_per_call, appends_mcp: bm.appends,
+  kernel_search_ms: bm.kernel_search_ms, rg_ms: bm.rg_ms, kernel_search_ratio: r2(bm.kernel_search_ms / bm.rg_ms),
+  kernel_search_bar: "<= 1.5x rg -j1", kernel_search_bar_met: bm.kernel_search_ms <= 1.5 * bm.rg_ms,
+  kernel_search_runs_ms: bm.kernel_search_runs_ms, rg_runs_ms: bm.rg_runs_ms,
+  search_files: bm.search_files, search_blocks: bm.search_blocks, kernel_search_hits: bm.kernel_search_hits,
+  rg_files: bm.rg_files, query: bm.query });
 ' "$inside" "$peers" "$commit" "$quick"

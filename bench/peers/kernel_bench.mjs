@@ -12,9 +12,14 @@
 //  - rss_1000_blocks: the kernel process's RSS after fs_edit of 1,000 distinct
 //    files of ~4 KB (1,000 blocks loaded), and a restart on that state;
 //  - the fs_edit loop through `weft mcp --no-kernel` on a copy (what the
-//    kernel adds).
+//    kernel adds);
+//  - blocks_mcp: block_append calls sent back to back by one client (each
+//    awaited: a model streaming its output), and kernel_search over the
+//    20,000-file tree plus 1,000 conversation blocks against `rg -j1` on the
+//    same files (same query; rg's process start included, as is the MCP round
+//    trip of kernel_search).
 //   node kernel_bench.mjs <weft binary> [--quick]
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,6 +41,9 @@ const STARTUP_DIRS = 200;
 const STARTUP_FILES_PER_DIR = 100;
 const STARTS = quick ? 1 : 3;  // each of: fresh state, second start
 const BLOCK_FILES = 1000;
+const APPENDS = quick ? 3000 : 20000;
+const CONVERSATION_BLOCKS = 1000;
+const SEARCH_RUNS = quick ? 3 : 7;
 
 // An SDK client on a stdio server; its stderr is kept (to tell which process
 // became the kernel).
@@ -228,13 +236,75 @@ async function benchRestartWithBlocks(root, state) {
   return { blocks: BLOCK_FILES, ms: r.ms, rss_mb: r.rss, hwm_mb: r.hwm, tools: r.tools, all_ms: runs.map((x) => x.ms) };
 }
 
+function timeMs(fn) {
+  const start = process.hrtime.bigint();
+  const r = fn();
+  return { ms: Number(process.hrtime.bigint() - start) / 1e6, r };
+}
+
+async function benchBlocksMcp(base) {
+  const root = path.join(base, 'tree');  // benchStartup's 20,000 files
+  const state = path.join(base, 'blocks-mcp-state');
+  const client = await connect(weft, ['mcp', '--root', root, '--state', state]);
+  try {
+    const created = await client.callTool({ name: 'block_create', arguments: { role: 'model', kind: 'text' } });
+    if (created.isError) throw new Error(JSON.stringify(created.content));
+    const id = created.structuredContent.block_id;
+    const chunk = (i) => (i % 12 === 11 ? 'token\n' : 'token ');
+    await throughput(Math.min(500, APPENDS), 1, (i) => client.callTool({ name: 'block_append',
+      arguments: { block_id: id, text: chunk(i) } }));
+    const cpu0 = processCpuMs(client.serverPid);
+    const appendRate = await throughput(APPENDS, 1, (i) => client.callTool({ name: 'block_append',
+      arguments: { block_id: id, text: chunk(i) } }));
+    const appendCpu = (processCpuMs(client.serverPid) - cpu0) / APPENDS;
+    // 1,000 conversation blocks beside the files.
+    await throughput(CONVERSATION_BLOCKS, 4, (i) => client.callTool({ name: 'block_create',
+      arguments: { role: i % 2 ? 'model' : 'user', kind: 'text',
+        content: `message ${i}: the quick brown fox ${i * 7919 % 1000}\nsecond line of ${i}\n` } }));
+    // A query that a handful of files and blocks match: the cost is the scan.
+    const query = 'item_1[0-9]7_42_|message 99[0-9]:';
+    const search = async () => {
+      const start = process.hrtime.bigint();
+      const r = await client.callTool({ name: 'kernel_search',
+        arguments: { query, max_blocks: 1000 } });
+      if (r.isError) throw new Error(JSON.stringify(r.content));
+      return { ms: Number(process.hrtime.bigint() - start) / 1e6, hits: r.structuredContent.results.length };
+    };
+    await search();
+    const ks = [];
+    let hits = 0;
+    for (let i = 0; i < SEARCH_RUNS; ++i) {
+      const r = await search();
+      ks.push(r.ms);
+      hits = r.hits;
+    }
+    const rg = [];
+    let rgFiles = 0;
+    for (let i = 0; i < SEARCH_RUNS; ++i) {
+      const t = timeMs(() => spawnSync('rg', ['-j1', '-l', '-e', query, root], { encoding: 'utf8' }));
+      if (t.r.error) throw t.r.error;
+      rg.push(t.ms);
+      rgFiles = t.r.stdout.split('\n').filter(Boolean).length;
+    }
+    return { append_per_s_mcp: appendRate, appends: APPENDS,
+      append_server_cpu_ms_per_call: +appendCpu.toFixed(4),
+      kernel_search_ms: +median(ks).toFixed(2), rg_ms: +median(rg).toFixed(2),
+      kernel_search_runs_ms: ks.map((x) => +x.toFixed(2)), rg_runs_ms: rg.map((x) => +x.toFixed(2)),
+      search_files: STARTUP_DIRS * STARTUP_FILES_PER_DIR, search_blocks: CONVERSATION_BLOCKS,
+      kernel_search_hits: hits, rg_files: rgFiles, query };
+  } finally {
+    await client.close();
+  }
+}
+
 const base = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-kernel-bench-'));
 try {
   const edit = await benchEdit(base);
   const startup = await benchStartup(base);
+  const blocksMcp = await benchBlocksMcp(base);
   const { root, state, ...blocks } = await benchBlocks(base);
   startup.with_1000_blocks = await benchRestartWithBlocks(root, state);
-  console.log(JSON.stringify({ edit, startup, rss_1000_blocks: blocks }));
+  console.log(JSON.stringify({ edit, startup, rss_1000_blocks: blocks, blocks_mcp: blocksMcp }));
 } finally {
   fs.rmSync(base, { recursive: true, force: true });
 }

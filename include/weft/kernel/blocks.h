@@ -76,6 +76,7 @@
 #ifndef WEFT_KERNEL_BLOCKS_H_
 #define WEFT_KERNEL_BLOCKS_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -270,6 +271,40 @@ struct PatchResult {
   std::string diff;                 // dry run: unified diff of what it would do
 };
 
+// ---------------------------------------------------------------- search across blocks
+
+// kernel_search: one query over conversation blocks, the caller's memory
+// blocks and the workspace's text files (every file the fs layer's grep
+// reaches under the ignore rules, with a block or not; a file block with
+// changes not yet on disk is searched in its block text instead).
+struct KernelSearchRequest {
+  std::string query;             // RE2, or literal when not a valid regex
+  std::vector<BlockKind> kinds;  // empty: every kind
+  // Files under this root-relative path only; with it, conversation and
+  // memory blocks are searched only when `kinds` names them.
+  std::optional<std::string> path_prefix;
+  size_t context_lines = 0;          // at most kMaxSearchContextLines
+  size_t max_matches_per_block = 5;  // 1..kMaxSearchMatches
+  size_t max_blocks = 50;            // 1..kMaxKernelSearchBlocks
+  const std::atomic<bool>* cancel = nullptr;  // polled; kCancelled once it reads true
+};
+inline constexpr size_t kMaxKernelSearchBlocks = 1000;
+struct KernelSearchHit {
+  std::string block_id;  // "file:<path>" for files, with a block or not
+  BlockKind kind = BlockKind::kText;
+  BlockRole role = BlockRole::kUser;
+  std::string path;      // files
+  std::vector<BlockMatch> matches;
+  bool truncated = false;  // more than max_matches_per_block in this block
+};
+struct KernelSearchResult {
+  std::vector<KernelSearchHit> hits;  // memory, conversation (creation order), then files
+  bool literal = false;
+  std::string note;        // why the query was taken literally
+  bool truncated = false;  // more blocks matched than max_blocks (or the file scan hit its cap)
+  size_t blocks_searched = 0;  // conversation and memory blocks
+};
+
 // ---------------------------------------------------------------- memory blocks
 
 struct MemoryCreate {
@@ -339,6 +374,11 @@ class Blocks {
   // memory blocks (kind memory, or no kind with no parent), file blocks
   // (kind file or path_prefix). Errors: kNotFound (parent), kInvalidArgument.
   Result<BlockListing> list(const source::Attribution& who, const ListFilter& filter);
+
+  // Searches across blocks and files (KernelSearchRequest). Errors:
+  // kInvalidArgument (query, limits), kCancelled, fs errors for path_prefix.
+  Result<KernelSearchResult> search_all(const source::Attribution& who,
+                                        const KernelSearchRequest& request);
 
   // ---- history
   // Changes, newest first (limit 0: all), as Kernel::history gives them.

@@ -1,8 +1,8 @@
 // The workspace tools weft publishes over MCP (fs_read, fs_read_media,
 // fs_write, fs_edit, fs_patch, fs_list, fs_glob, fs_grep, fs_stat, fs_delete,
 // fs_mkdir, fs_move, fs_copy, fs_snapshot, fs_restore, fs_snapshots; with a
-// kernel fs_history, fs_diff, fs_rollback, fs_undo, fs_redo, fs_status; with a
-// sandbox, shell_exec), and workspace files as MCP resources.
+// kernel fs_history, fs_diff, fs_rollback, fs_undo, fs_redo, fs_status and the
+// block tools block_*, memory_*, kernel_search; with a sandbox, shell_exec), and workspace files as MCP resources.
 //
 // Thread safety: registration happens before serving; the tools and the
 // resource provider are safe to call concurrently.
@@ -21,8 +21,8 @@ namespace weft::server {
 struct WorkspaceToolsOptions {
   bool read_only = false;  // publish only tools that change nothing
   bool shell = false;      // publish shell_exec (needs a sandboxed workspace)
-  // publish fs_history, fs_diff, fs_rollback, fs_undo, fs_redo and fs_status
-  // (needs a workspace with a kernel)
+  // publish fs_history, fs_diff, fs_rollback, fs_undo, fs_redo, fs_status and
+  // the block tools (needs a workspace with a kernel)
   bool kernel = false;
 };
 

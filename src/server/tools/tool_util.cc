@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "server/tools/block_tools.h"
 #include "weft/server/workspace_tools.h"
 
 namespace weft::server::tools {
@@ -204,6 +205,7 @@ Status add_workspace_tools(ToolRegistry& registry, const WorkspaceToolsOptions& 
                       fs_redo_tool(), fs_status_tool()}) {
       all.push_back(std::move(tool));
     }
+    for (auto& tool : block_tools()) all.push_back(std::move(tool));
   }
   if (options.shell) all.push_back(shell_exec_tool());
   for (auto& tool : all) {
