@@ -19,7 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-struct Run {
+struct CliResult {
   int exit_code;
   std::string out;
 };
@@ -41,7 +41,7 @@ class BlockKernelCliTest : public ::testing::Test {
   std::string notes() const { return weft::testing::read_file((root() / "notes.md").string()); }
 
   // `weft block ARGS --root R --state S`, with `input` on stdin.
-  Run block(const std::string& args, const std::string& input = "") {
+  CliResult block(const std::string& args, const std::string& input = "") {
     std::string command = "printf %s " + quote(input) + " | " + quote(WEFT_BIN) + " block " +
                           args + " --root " + quote(root().string()) + " --state " +
                           quote(state());
@@ -55,7 +55,7 @@ class BlockKernelCliTest : public ::testing::Test {
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
   }
   json block_json(const std::string& args, const std::string& input = "") {
-    Run r = block(args + " --json", input);
+    CliResult r = block(args + " --json", input);
     EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.out;
     return json::parse(r.out, nullptr, false);
   }
@@ -64,7 +64,7 @@ class BlockKernelCliTest : public ::testing::Test {
 };
 
 TEST_F(BlockKernelCliTest, AppendEditReadSearchAFileBlock) {
-  Run appended = block("append file:notes.md 'four\n'");
+  CliResult appended = block("append file:notes.md 'four\n'");
   ASSERT_EQ(appended.exit_code, 0) << appended.out;
   EXPECT_EQ(notes(), "one\ntwo\nthree\nfour\n");
 
@@ -84,7 +84,7 @@ TEST_F(BlockKernelCliTest, AppendEditReadSearchAFileBlock) {
   EXPECT_TRUE(batch.value("changed", false));
   EXPECT_EQ(notes(), "one\nTWO\nthree\nFIVE\n");
 
-  Run read = block("read file:notes.md --lines 1:3");
+  CliResult read = block("read file:notes.md --lines 1:3");
   EXPECT_EQ(read.exit_code, 0);
   EXPECT_EQ(read.out, "TWO\nthree\n");
   json read_json = block_json("read file:notes.md");
@@ -94,7 +94,7 @@ TEST_F(BlockKernelCliTest, AppendEditReadSearchAFileBlock) {
   ASSERT_TRUE(found.contains("matches")) << found.dump();
   ASSERT_EQ(found["matches"].size(), 1u);
   EXPECT_EQ(found["matches"][0].value("line", -1), 1);
-  Run text = block("search file:notes.md three");
+  CliResult text = block("search file:notes.md three");
   EXPECT_EQ(text.exit_code, 0);
   EXPECT_NE(text.out.find("three"), std::string::npos);
 }
@@ -124,9 +124,9 @@ TEST_F(BlockKernelCliTest, RmDeletesFileBlocksOnlyAndErrorsHaveExitCodes) {
   EXPECT_EQ(block("rm file:notes.md").exit_code, 0);
   EXPECT_FALSE(std::filesystem::exists(root() / "notes.md"));
 
-  Run conversation = block("rm main/amy/1");
+  CliResult conversation = block("rm main/amy/1");
   EXPECT_EQ(conversation.exit_code, 1);
-  Run memory = block("rm memory:amy/plan");
+  CliResult memory = block("rm memory:amy/plan");
   EXPECT_EQ(memory.exit_code, 1);
 
   EXPECT_EQ(block("read file:missing.md").exit_code, 3);   // not found
@@ -140,7 +140,7 @@ TEST_F(BlockKernelCliTest, RmDeletesFileBlocksOnlyAndErrorsHaveExitCodes) {
 TEST_F(BlockKernelCliTest, RulesApplyToFileBlocks) {
   std::ofstream(root() / "weft.toml")
       << "[permissions]\nrules = [ { glob = \"notes.md\", level = \"read_only\" } ]\n";
-  Run denied = block("append file:notes.md 'x\n' --agent bot");
+  CliResult denied = block("append file:notes.md 'x\n' --agent bot");
   EXPECT_EQ(denied.exit_code, 4);  // permission denied
   EXPECT_EQ(notes(), "one\ntwo\nthree\n");
 }

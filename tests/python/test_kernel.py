@@ -282,14 +282,14 @@ def test_rules_deny_and_approvals_are_a_field(root, state):
         assert (root / "review" / "b.txt").read_text() == "draft\n"
 
 
-def test_read_only_conversation_block_refuses_writes_with_permission_error(kernel):
-    # Conversation blocks are read_write unless created otherwise; memory blocks
-    # with read-only parts refuse through PermissionError the same way.
-    w = kernel.memory_create("fixed", {"type": "map", "fields": {"a": {"type": "text",
-                                                                      "read_only": True}}})
-    with pytest.raises((PermissionError, ValueError)):
-        kernel.memory_update("fixed", "x", field="a")
+def test_read_only_memory_fields_raise_permission_error(kernel):
+    w = kernel.memory_create("fixed", {"type": "map", "fields": [
+        {"name": "a", "type": "text", "read_only": True}, {"name": "b", "type": "text"}]})
     assert w.block_id == "memory:tester/fixed"
+    kernel.memory_update("fixed", "free", field="b")
+    with pytest.raises(PermissionError):
+        kernel.memory_update("fixed", "x", field="a")
+    assert "free" in kernel.memory_read("fixed").rendered
 
 
 def test_closed_kernel_raises(root, state):
@@ -397,7 +397,8 @@ def test_a_weft_mcp_on_the_same_root_sees_python_blocks(root, state):
                                          "method": "notifications/initialized"}) + "\n")
             proc.stdin.flush()
             read = _mcp_call(proc, 2, "tools/call", {"name": "block_read",
-                                                     "arguments": {"block_id": w.block_id}})
+                                                     "arguments": {"block_id": w.block_id,
+                                                                   "line_numbers": False}})
             assert not read["result"].get("isError"), read
             assert read["result"]["structuredContent"]["content"] == "shared with mcp\n"
             made = _mcp_call(proc, 3, "tools/call", {
