@@ -1,11 +1,14 @@
 // `weft block ls|show|history|render|create --db FILE ...`: inspect and create
-// blocks in a SQLite block database (store/). Every subcommand takes --json
-// for machine-readable output.
+// blocks in a SQLite block database (store/); `weft block edit|append|search|
+// read|undo|redo|rollback|rm ID` act on a workspace root's blocks through its
+// kernel (block_kernel_command.cc). Every subcommand takes --json for
+// machine-readable output.
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/block_kernel_command.h"
 #include "cli/command_registry.h"
 #include "weft/base/input_file.h"
 #include "weft/doc/schema_json.h"
@@ -289,12 +292,16 @@ void setup_create(CLI::App* block) {
 }
 
 void setup_block(CLI::App& app) {
-  auto* block = app.add_subcommand("block", "Inspect and create blocks in a block database");
+  auto* block = app.add_subcommand(
+      "block",
+      "Blocks: ls/show/history/render/create in a block database (--db); edit/append/search/"
+      "read/undo/redo/rollback/rm in a workspace's kernel (--root)");
   block->require_subcommand(1);
   setup_ls(block);
   setup_show_render(block);
   setup_history(block);
   setup_create(block);
+  setup_block_kernel_commands(block);
 }
 
 }  // namespace

@@ -3,14 +3,12 @@
 // running kernel (a `weft mcp` or `weft serve` on the same root), or runs one
 // for the command when none is running. Every command takes --root, --state
 // and --json.
-#include <unistd.h>
-
-#include <cstdlib>
 #include <ctime>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli/command_registry.h"
+#include "cli/kernel_client.h"
 #include "weft/server/kernel_service.h"
 #include "weft/server/workspace_server.h"
 
@@ -18,84 +16,6 @@ namespace weft::cli {
 namespace {
 
 using server::Json;
-
-struct KernelArgs {
-  std::string root = ".";
-  std::string state;
-  bool json = false;
-};
-
-void add_kernel_options(CLI::App* cmd, KernelArgs& a) {
-  cmd->add_option("--root", a.root, "Workspace directory (default: the current directory)");
-  cmd->add_option("--state", a.state, kStateHelp);
-  cmd->add_flag("--json", a.json, "Print JSON instead of human-readable text");
-}
-
-// The person running the command, for attribution ("human:<name>").
-std::string person() {
-  for (const char* var : {"WEFT_USER", "USER", "LOGNAME"}) {
-    if (const char* v = std::getenv(var); v && *v) return v;
-  }
-  return "uid" + std::to_string(::getuid());
-}
-
-Result<server::WorkspaceServer> connect(const KernelArgs& a) {
-  server::WorkspaceServerOptions options;
-  options.root = a.root;
-  if (!a.state.empty()) options.state_dir = a.state;
-  options.diagnostics = [](const std::string& line) {
-    // Only what a person must know: the kernel's routine lines stay quiet.
-    if (line.find("frozen") != std::string::npos || line.find("damaged") != std::string::npos) {
-      std::cerr << "weft: " << line << "\n";
-    }
-  };
-  WEFT_ASSIGN_OR_RETURN(server::WorkspaceServer built, server::make_workspace_server(options));
-  if (!built.kernel_link) return unavailable("the workspace kernel is off for this root");
-  return built;
-}
-
-// "Error (not found): msg" (a tool's error text) -> Status, for the exit code.
-Status tool_error(const std::string& text) {
-  for (int c = 1; c <= static_cast<int>(StatusCode::kNotADirectory); ++c) {
-    auto code = static_cast<StatusCode>(c);
-    std::string prefix = "Error (" + std::string(status_code_name(code)) + "): ";
-    if (text.rfind(prefix, 0) == 0) return Status(code, text.substr(prefix.size()));
-  }
-  return Status(StatusCode::kUnknown, text);
-}
-
-// Runs one of the kernel's tools as this person and prints its result.
-void run_tool(const KernelArgs& a, const std::string& tool, Json arguments) {
-  auto built = connect(a);
-  if (!built.ok()) {
-    fail(built.status());
-    return;
-  }
-  Json request = {{"op", "tool"},
-                  {"name", tool},
-                  {"arguments", std::move(arguments)},
-                  {"client", "weft-cli"},
-                  {"origin", "human:" + person()}};
-  auto reply = server::kernel_request(*built->kernel_link, request);
-  if (!reply.ok()) {
-    fail(reply.status());
-    return;
-  }
-  std::string text;
-  if (auto c = reply->find("content"); c != reply->end() && c->is_array() && !c->empty()) {
-    text = (*c)[0].value("text", "");
-  }
-  if (reply->value("isError", false)) {
-    fail(tool_error(text));
-    return;
-  }
-  if (a.json) {
-    std::cout << reply->value("structuredContent", Json::object()).dump(2) << "\n";
-  } else {
-    std::cout << text << (text.empty() || text.back() == '\n' ? "" : "\n");
-  }
-  set_exit_code(kExitOk);
-}
 
 std::string when(int64_t ms) {
   std::time_t t = static_cast<std::time_t>(ms / 1000);
@@ -122,7 +42,7 @@ void print_approval(const Json& a, bool full) {
 }
 
 void run_approvals(const KernelArgs& a, Json request) {
-  auto built = connect(a);
+  auto built = connect_kernel(a);
   if (!built.ok()) {
     fail(built.status());
     return;
@@ -167,7 +87,7 @@ void setup_history(CLI::App& app) {
     cmd->add_option("--limit", *limit, "Most changes to show (default 50)")
         ->check(CLI::Range(1, 10000));
     add_kernel_options(cmd, *a);
-    cmd->callback([a, path, limit] { run_tool(*a, "fs_history", {{"path", *path}, {"limit", *limit}}); });
+    cmd->callback([a, path, limit] { run_kernel_tool(*a, "fs_history", {{"path", *path}, {"limit", *limit}}); });
   }
   {
     auto a = std::make_shared<KernelArgs>();
@@ -184,7 +104,7 @@ void setup_history(CLI::App& app) {
       Json args = {{"path", *path}};
       if (!from->empty()) args["from"] = *from;
       if (!to->empty()) args["to"] = *to;
-      run_tool(*a, "fs_diff", std::move(args));
+      run_kernel_tool(*a, "fs_diff", std::move(args));
     });
   }
   {
@@ -197,7 +117,7 @@ void setup_history(CLI::App& app) {
     cmd->add_option("--to", *to, "The version (from `weft history`)")->required();
     add_kernel_options(cmd, *a);
     cmd->callback(
-        [a, path, to] { run_tool(*a, "fs_rollback", {{"path", *path}, {"version", *to}}); });
+        [a, path, to] { run_kernel_tool(*a, "fs_rollback", {{"path", *path}, {"version", *to}}); });
   }
 }
 

@@ -56,6 +56,8 @@ void bind_containers(py::module_& m);
 void bind_doc(py::module_& m);
 // Registers UndoManager (undo_bindings.cc).
 void bind_undo(py::module_& m);
+// Registers _KernelLink, the link weft.Kernel (weft/_kernel.py) calls the kernel through.
+void bind_kernel(py::module_& m);
 
 }  // namespace weft::python
 

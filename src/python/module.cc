@@ -15,4 +15,5 @@ PYBIND11_MODULE(_weft, m) {
   weft::python::bind_containers(m);
   weft::python::bind_doc(m);
   weft::python::bind_undo(m);
+  weft::python::bind_kernel(m);
 }

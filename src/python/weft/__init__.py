@@ -34,6 +34,10 @@ from weft._weft import (Container, Counter, Doc, HostFilesystem, InMemoryFilesys
                         NativeFilesystem, SandboxWorkspace, Subscription, Text, UndoManager,
                         sandbox_available)
 from weft.protocol import Filesystem, SnapshotableFilesystem, WorkspaceSection
+from weft._kernel import (BlockChange, BlockContent, BlockListing, BlockMatch,
+                          BlockNotFoundError, BlockSearch, BlockSummary, BlockWrite, Kernel,
+                          KernelSearch, KernelSearchHit, LineDelete, LineInsert, LineReplace,
+                          MemoryContent, PatchResult)
 
 __all__ = [
     "ExecResult", "FileEntry", "FileStat", "Filesystem", "FilesystemLimits",
@@ -45,4 +49,9 @@ __all__ = [
     "ChangeMeta", "Container", "ContainerDiff", "Counter", "Doc", "DocEvent", "Frontiers", "ID",
     "IdSpan", "ImportStatus", "List", "Map", "Subscription", "Text", "UndoManager",
     "VersionVector",
+]
+__all__ += [  # weft.Kernel (weft/_kernel.py)
+    "BlockChange", "BlockContent", "BlockListing", "BlockMatch", "BlockNotFoundError",
+    "BlockSearch", "BlockSummary", "BlockWrite", "Kernel", "KernelSearch", "KernelSearchHit",
+    "LineDelete", "LineInsert", "LineReplace", "MemoryContent", "PatchResult",
 ]
