@@ -139,8 +139,10 @@ std::vector<ShellOpCheck> check_prediction(const ShellPrediction& prediction,
       check.level = d.level;
       check.reason = d.reason;
     } else {
-      check.level = rules.permission_for(reach_of(op, op.path));
-      check.reason = "pattern";
+      RuleDecision d = rules.decide(reach_of(op, op.path), op.op);
+      check.decision = d.decision;
+      check.level = d.level;
+      check.reason = d.reason;
     }
     if (reaches) check_below(op, op.path, op.op, rules, &check);
     out.push_back(std::move(check));

@@ -60,7 +60,7 @@ struct Parsed {
       if (end == std::string_view::npos) break;
       std::string_view key = list.substr(i + 1, end - i - 1);
       // seen holds "|key|" entries.
-      size_t at = seen.find(key);
+      size_t at = key.empty() ? std::string::npos : seen.find(key);
       while (at != std::string::npos) {
         if (seen[at - 1] == '|' && at + key.size() < seen.size() && seen[at + key.size()] == '|') {
           return true;
@@ -450,15 +450,6 @@ constexpr std::string_view kReadOnlyNames =
     "emacs|sqlite3|psql|mysql|redis-cli|mongo|tmux|screen|cowsay|figlet|printf|sed-n|column|"
     "timedatectl|systemctl|journalctl|service|";
 
-const std::unordered_map<std::string_view, const Entry*>& table() {
-  static const auto* map = [] {
-    auto* m = new std::unordered_map<std::string_view, const Entry*>();
-    for (const Entry& e : kEntries) m->emplace(e.name, &e);
-    return m;
-  }();
-  return *map;
-}
-
 const Entry kReadOnlyEntry{};
 const Entry kBuildEntry = [] {
   Entry e;
@@ -466,13 +457,30 @@ const Entry kBuildEntry = [] {
   return e;
 }();
 
+// Every command by name: the entries, then the two name lists.
+const std::unordered_map<std::string_view, const Entry*>& table() {
+  static const auto* map = [] {
+    auto* m = new std::unordered_map<std::string_view, const Entry*>();
+    for (const Entry& e : kEntries) m->emplace(e.name, &e);
+    for (auto [list, entry] : {std::pair{kReadOnlyNames, &kReadOnlyEntry},
+                               std::pair{kBuildToolNames, &kBuildEntry}}) {
+      size_t i = 1;
+      while (i < list.size()) {
+        size_t end = list.find('|', i);
+        if (end == std::string_view::npos) break;
+        m->emplace(list.substr(i, end - i), entry);
+        i = end + 1;
+      }
+    }
+    return m;
+  }();
+  return *map;
+}
+
 const Entry* lookup(std::string_view name) {
   const auto& t = table();
   auto it = t.find(name);
-  if (it != t.end()) return it->second;
-  if (in_list(kReadOnlyNames, name)) return &kReadOnlyEntry;
-  if (in_list(kBuildToolNames, name)) return &kBuildEntry;
-  return nullptr;
+  return it == t.end() ? nullptr : it->second;
 }
 
 bool is_system_bin(std::string_view path) {

@@ -140,10 +140,11 @@ struct ShellOptions {
 // Predicts the file operations of `command`.
 // Errors (nothing is predicted; the caller must not run the command):
 // kInvalidArgument for a command over kMaxShellCommandBytes, one containing a
-// NUL byte, bad UTF-8 is accepted; unbalanced quotes, an unterminated
+// NUL byte, a relative options.root; unbalanced quotes, an unterminated
 // $( ` ${ or here-document, a missing fi/done/esac/}/), an unexpected token,
 // or nesting deeper than 64 levels, each naming the line, column and byte.
-// An empty (or all-comment) command predicts nothing.
+// Bytes that are not UTF-8 are taken as they are. An empty (or all-comment)
+// command predicts nothing.
 Result<ShellPrediction> predict_shell(std::string_view command, const ShellOptions& options);
 
 // One predicted op checked against the rules.
