@@ -9,7 +9,9 @@
 #  - disk write -> block committed and listeners told, the reconcile of a 1 MB
 #    file, Kernel::change_text of a 100 KB file, and the shell hooks' overhead
 #    on shell_exec "true" in a 20,000-file workspace, in process
-#    (bench/kernel_bench.cc).
+#    (bench/kernel_bench.cc);
+#  - the shell pre-hook predicting typical agent commands
+#    (bench/shell_predict_bench.cc).
 # Prints JSON lines: one object per measurement, each with suite, date,
 # machine, commit, its figures, its bars and whether they are met.
 # Needs node and bench/peers/node_modules (npm ci).
@@ -24,11 +26,12 @@ if [ ! -d bench/peers/node_modules/@modelcontextprotocol/server-filesystem ]; th
   (cd bench/peers && npm ci --no-audit --no-fund --loglevel=error)
 fi
 inside="$("$build/bench/weft_kernel_bench" $quick)"
+shell="$("$build/bench/weft_shell_predict_bench" $quick)"
 peers="$(cd bench/peers && node kernel_bench.mjs "$build/weft" $quick)"
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 node -e '
-const [inside, peers, commit, quick] = [JSON.parse(process.argv[1]), JSON.parse(process.argv[2]),
-  process.argv[3], process.argv[4] === "--quick"];
+const [inside, peers, commit, quick, shell] = [JSON.parse(process.argv[1]), JSON.parse(process.argv[2]),
+  process.argv[3], process.argv[4] === "--quick", JSON.parse(process.argv[5])];
 const os = require("os");
 const head = { suite: "kernel", date: new Date().toISOString(),
   machine: `${os.cpus()[0].model} x${os.cpus().length}, ${Math.round(os.totalmem() / 2**30)} GiB, ${os.platform()} ${os.release()}`,
@@ -111,4 +114,9 @@ if (sh.error) {
     shell_exec_true: sh.shell_exec_true, bare_bwrap_true: sh.bare_bwrap_true,
     first_call_ms: sh.first_call_ms, files: sh.files });
 }
-' "$inside" "$peers" "$commit" "$quick"
+
+line("shell_predict", {
+  predict_per_s: shell.predict_per_s, predict_bar: ">= 100000 commands/s",
+  predict_bar_met: shell.predict_per_s >= 100000,
+  predict_and_check_per_s: shell.predict_and_check_per_s, commands: shell.commands });
+' "$inside" "$peers" "$commit" "$quick" "$shell"
