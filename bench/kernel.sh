@@ -13,7 +13,9 @@
 #  - blocks: the block API in process (appends/s, block_edit of 10 lines in a
 #    10,000-line block, block_list), block_append through MCP stdio from one
 #    client, and kernel_search over 20,000 files + 1,000 blocks against
-#    `rg -j1` (kernel_bench.cc and kernel_bench.mjs).
+#    `rg -j1` (kernel_bench.cc and kernel_bench.mjs);
+#  - the shell pre-hook predicting typical agent commands
+#    (bench/shell_predict_bench.cc).
 # Prints JSON lines: one object per measurement, each with suite, date,
 # machine, commit, its figures, its bars and whether they are met.
 # Needs node and bench/peers/node_modules (npm ci).
@@ -28,11 +30,12 @@ if [ ! -d bench/peers/node_modules/@modelcontextprotocol/server-filesystem ]; th
   (cd bench/peers && npm ci --no-audit --no-fund --loglevel=error)
 fi
 inside="$("$build/bench/weft_kernel_bench" $quick)"
+shell="$("$build/bench/weft_shell_predict_bench" $quick)"
 peers="$(cd bench/peers && node kernel_bench.mjs "$build/weft" $quick)"
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 node -e '
-const [inside, peers, commit, quick] = [JSON.parse(process.argv[1]), JSON.parse(process.argv[2]),
-  process.argv[3], process.argv[4] === "--quick"];
+const [inside, peers, commit, quick, shell] = [JSON.parse(process.argv[1]), JSON.parse(process.argv[2]),
+  process.argv[3], process.argv[4] === "--quick", JSON.parse(process.argv[5])];
 const os = require("os");
 const head = { suite: "kernel", date: new Date().toISOString(),
   machine: `${os.cpus()[0].model} x${os.cpus().length}, ${Math.round(os.totalmem() / 2**30)} GiB, ${os.platform()} ${os.release()}`,
@@ -128,4 +131,8 @@ line("blocks", {
   kernel_search_runs_ms: bm.kernel_search_runs_ms, rg_runs_ms: bm.rg_runs_ms,
   search_files: bm.search_files, search_blocks: bm.search_blocks, kernel_search_hits: bm.kernel_search_hits,
   rg_files: bm.rg_files, query: bm.query });
-' "$inside" "$peers" "$commit" "$quick"
+line("shell_predict", {
+  predict_per_s: shell.predict_per_s, predict_bar: ">= 100000 commands/s",
+  predict_bar_met: shell.predict_per_s >= 100000,
+  predict_and_check_per_s: shell.predict_and_check_per_s, commands: shell.commands });
+' "$inside" "$peers" "$commit" "$quick" "$shell"

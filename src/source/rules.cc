@@ -1,5 +1,6 @@
 // WorkspaceRules: weft.toml's [permissions] table parsed with toml++ into an
-// ordered rule list, and the per-file decision built on doc::permission_decision.
+// ordered rule list, and the per-file decision built on doc::permission_decision;
+// its [shell.commands.NAME] tables for the shell pre-hook.
 #include "weft/source/rules.h"
 
 #include <toml++/toml.h>
@@ -196,6 +197,113 @@ Result<PermissionRule> parse_rule(const toml::node& node, size_t number, const E
   return rule;
 }
 
+// A list of option names ("-o", "--output"), for [shell.commands.NAME].
+Result<std::vector<std::string>> parse_option_list(const toml::node& node, std::string_view key,
+                                                   const std::string& which,
+                                                   const ErrorAt& error) {
+  const toml::array* list = node.as_array();
+  if (list == nullptr) {
+    return error(node.source(), which + ": " + quote(key) +
+                                    " must be an array of option names such as [\"-o\", "
+                                    "\"--output\"], not " +
+                                    std::string(type_phrase(node.type())));
+  }
+  std::vector<std::string> out;
+  for (const toml::node& item : *list) {
+    const toml::value<std::string>* s = item.as_string();
+    if (s == nullptr || s->get().size() < 2 || s->get()[0] != '-') {
+      return error(item.source(), which + ": " + quote(key) +
+                                      " lists options starting with '-' such as \"-o\"");
+    }
+    out.push_back(s->get());
+  }
+  return out;
+}
+
+Result<ShellCommandRule> parse_shell_command(std::string_view name, const toml::node& node,
+                                             const ErrorAt& error) {
+  const std::string which = "[shell.commands." + std::string(name) + "]";
+  const toml::table* table = node.as_table();
+  if (table == nullptr) {
+    return error(node.source(), which + " must be a table, not " +
+                                    std::string(type_phrase(node.type())));
+  }
+  if (name.empty() || name.find_first_of(" \t/") != std::string_view::npos) {
+    return error(node.source(), which + ": a command name has no spaces or '/'");
+  }
+  ShellCommandRule rule;
+  rule.name = std::string(name);
+  rule.line = static_cast<int>(table->source().begin.line);
+  for (const auto& [key, value] : *table) {
+    if (key.str() == "operands") {
+      const toml::value<std::string>* s = value.as_string();
+      if (s == nullptr) {
+        return error(value.source(), which + ": \"operands\" must be a string (none, " +
+                                         std::string(kOpNames) + ")");
+      }
+      if (s->get() != "none") {
+        Result<FileOp> op = parse_file_op(s->get());
+        if (!op.ok() || *op == FileOp::kMove) {
+          return error(value.source(), which + ": unknown operands op " + quote(s->get()) +
+                                           "; use none, read, create, append, overwrite or delete");
+        }
+        rule.operands = *op;
+      }
+    } else if (key.str() == "writes") {
+      WEFT_ASSIGN_OR_RETURN(rule.writes, parse_option_list(value, "writes", which, error));
+    } else if (key.str() == "value_options") {
+      WEFT_ASSIGN_OR_RETURN(rule.value_options,
+                            parse_option_list(value, "value_options", which, error));
+    } else if (key.str() == "skip_operands") {
+      const toml::value<int64_t>* n = value.as_integer();
+      if (n == nullptr || n->get() < 0 || n->get() > 16) {
+        return error(value.source(), which + ": \"skip_operands\" must be an integer 0..16");
+      }
+      rule.skip_operands = static_cast<int>(n->get());
+    } else if (key.str() == "tree" || key.str() == "unpredictable") {
+      const toml::value<bool>* b = value.as_boolean();
+      if (b == nullptr) {
+        return error(value.source(), which + ": " + quote(key.str()) +
+                                         " must be true or false, not " +
+                                         std::string(type_phrase(value.type())));
+      }
+      (key.str() == "tree" ? rule.tree : rule.unpredictable) = b->get();
+    } else {
+      return error(key.source(), which + ": unknown key " + quote(key.str()) +
+                                     "; use operands, writes, value_options, skip_operands, "
+                                     "tree or unpredictable");
+    }
+  }
+  return rule;
+}
+
+Result<std::vector<ShellCommandRule>> parse_shell_section(const toml::node& section,
+                                                         const ErrorAt& error) {
+  const toml::table* shell = section.as_table();
+  if (shell == nullptr) {
+    return error(section.source(), "\"shell\" must be a table ([shell]), not " +
+                                       std::string(type_phrase(section.type())));
+  }
+  std::vector<ShellCommandRule> out;
+  for (const auto& [key, value] : *shell) {
+    if (key.str() != "commands") {
+      return error(key.source(), "unknown key " + quote(key.str()) +
+                                     " in [shell]; use [shell.commands.NAME] tables");
+    }
+    const toml::table* commands = value.as_table();
+    if (commands == nullptr) {
+      return error(value.source(), "\"shell.commands\" must be a table of [shell.commands.NAME] "
+                                   "tables, not " +
+                                       std::string(type_phrase(value.type())));
+    }
+    for (const auto& [name, spec] : *commands) {
+      WEFT_ASSIGN_OR_RETURN(ShellCommandRule rule, parse_shell_command(name.str(), spec, error));
+      out.push_back(std::move(rule));
+    }
+  }
+  return out;
+}
+
 bool escalates(const std::vector<FileOp>& escalate, FileOp op) {
   return std::find(escalate.begin(), escalate.end(), op) != escalate.end();
 }
@@ -292,6 +400,9 @@ Result<WorkspaceRules> WorkspaceRules::parse(std::string_view toml_text,
   }
   WEFT_ASSIGN_OR_RETURN(toml::table doc, parse_toml(toml_text, source_name, error));
   WorkspaceRules out;
+  if (const toml::node* shell = doc.get("shell"); shell != nullptr) {
+    WEFT_ASSIGN_OR_RETURN(out.shell_commands_, parse_shell_section(*shell, error));
+  }
   const toml::node* section = doc.get("permissions");
   if (section == nullptr) return out;
   const toml::table* permissions = section->as_table();

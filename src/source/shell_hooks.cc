@@ -124,13 +124,7 @@ Result<ShellSettings> load_shell_settings(const std::string& root) {
   return parse_shell_settings(*text);
 }
 
-// ---------------------------------------------------------------- prediction
-
-ShellPrediction no_prediction(std::string_view, std::string_view) {
-  ShellPrediction p;
-  p.unpredictable.push_back("no command predictor is installed");
-  return p;
-}
+// ---------------------------------------------------------------- command line
 
 Status check_command_line(std::string_view command) {
   if (command.empty()) return invalid_argument("the command is empty; give a shell command line");
@@ -296,16 +290,6 @@ std::optional<ShellViolation> violation_of(const WorkspaceRules& rules, const st
 }
 
 }  // namespace
-
-std::vector<ShellViolation> check_prediction(const ShellPrediction& prediction,
-                                             const WorkspaceRules& rules) {
-  std::vector<ShellViolation> out;
-  for (const PredictedAccess& a : prediction.accesses) {
-    if (a.op == FileOp::kRead) continue;
-    if (auto v = violation_of(rules, a.path, a.op)) out.push_back(std::move(*v));
-  }
-  return out;
-}
 
 std::vector<ShellViolation> check_changes(const ShellChanges& changes,
                                           const WorkspaceRules& rules) {

@@ -1,7 +1,9 @@
 // shell_exec with its hooks, through the workspace server (--sandbox, with
 // the kernel): a protected file attacked by 20 routes at each enforcement
-// level, the result's fields, refusals by an injected predictor, bad command
-// lines, attribution in fs_history and fs_undo, and the limits.
+// level (the sandbox alone, and with the predictor), the result's fields,
+// the pre-hook on real commands (refusals, approvals, unpredictable
+// constructs, warnings), bad command lines, attribution in fs_history and
+// fs_undo, and the limits.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -61,6 +63,11 @@ std::vector<std::pair<std::string, std::string>> attack_routes() {
   if (r.size() < 20) r.push_back({"mv away", "mv %P moved.tmp"});
   if (r.size() < 20) r.push_back({"rm", "rm -f %P"});
   return r;
+}
+
+// A predictor that predicts nothing: the sandbox and the post-hook alone.
+Result<source::ShellPrediction> nothing_predicted(std::string_view, const source::ShellOptions&) {
+  return source::ShellPrediction{};
 }
 
 std::string replace_p(std::string command, const std::string& path) {
@@ -178,50 +185,103 @@ TEST_F(ShellExecTest, BadCommandLinesRunNothing) {
   for (const char* f : {"ran1", "ran2", "ran3", "ran4"}) EXPECT_FALSE(stdfs::exists(ws() / f));
 }
 
+// A git repository on branch `work` whose vendor/a differs from main's.
+bool make_repo(const stdfs::path& ws) {
+  std::string at = "cd '" + ws.string() + "' && ";
+  return std::system((at + "git init -q -b main . && git add -A && "
+                      "git -c user.name=t -c user.email=t@t commit -qm init && "
+                      "git checkout -q -b work && echo work > vendor/a && "
+                      "git -c user.name=t -c user.email=t@t commit -qam work")
+                         .c_str()) == 0;
+}
+
 TEST_F(ShellExecTest, PredictedViolationIsRefusedUnderStrictAndWarnedOtherwise) {
   write("weft.toml", kRules);
-  write("vendor/lib.c", kOriginal);
-  auto fake = [](std::string_view command, std::string_view cwd) {
-    source::ShellPrediction p;
-    if (command.find("vendor/lib.c") != std::string_view::npos) {
-      p.accesses.push_back({std::string(cwd) == "." ? "vendor/lib.c" : "?", source::FileOp::kOverwrite});
-    }
-    return p;
-  };
-  build(Enforcement::kStrict, fake);
-  Json r = shell("touch ran; echo evil > vendor/lib.c");
+  write("vendor/a", kOriginal);
+  build(Enforcement::kStrict);
+  Json r = shell("touch ran; echo x > vendor/a");
   ASSERT_TRUE(failed(r)) << r.dump();
   EXPECT_NE(r["structuredContent"]["refused"].get<std::string>().find("vendor/**"),
             std::string::npos)
       << r.dump();
-  EXPECT_EQ(r["structuredContent"]["violations"][0]["path"], "vendor/lib.c");
+  EXPECT_NE(text(r).find("overwrite of 'vendor/a'"), std::string::npos) << r.dump();
+  EXPECT_EQ(r["structuredContent"]["violations"][0]["path"], "vendor/a");
+  EXPECT_EQ(r["structuredContent"]["violations"][0]["operation"], "overwrite");
   EXPECT_FALSE(stdfs::exists(ws() / "ran"));  // nothing was run
-  EXPECT_FALSE(failed(shell("touch ok")));    // nothing predicted: runs
+  EXPECT_EQ(read("vendor/a"), kOriginal);
 
-  build(Enforcement::kWarned, fake);
-  Json w = shell("touch ran; echo evil > vendor/lib.c");
+  Json c = shell("cat vendor/a");
+  ASSERT_FALSE(failed(c)) << c.dump();
+  EXPECT_EQ(c["structuredContent"]["stdout"], kOriginal);
+  EXPECT_FALSE(c["structuredContent"].contains("unpredictable")) << c.dump();
+
+  // Unpredictable: it runs, listed; the sandbox holds the file.
+  Json py = shell("python3 -c \"open('vendor/a','w')\"");
+  ASSERT_FALSE(failed(py)) << py.dump();
+  const Json& ps = py["structuredContent"];
+  ASSERT_EQ(ps["unpredictable"].size(), 1u) << py.dump();
+  EXPECT_EQ(ps["unpredictable"][0]["construct"], "inline_interpreter");
+  EXPECT_NE(ps["unpredictable"][0]["text"].get<std::string>().find("python3"), std::string::npos);
+  EXPECT_NE(ps["exit_code"], 0);
+  EXPECT_NE(ps["stderr"].get<std::string>().find("Read-only file system"), std::string::npos)
+      << py.dump();
+  EXPECT_EQ(read("vendor/a"), kOriginal);
+
+  // A tree operation reaching a read-only rule: a person decides.
+  Json g = shell("git checkout main");
+  ASSERT_FALSE(failed(g)) << g.dump();
+  EXPECT_FALSE(g["structuredContent"].value("pending_approval", std::string()).empty())
+      << g.dump();
+  EXPECT_NE(g["structuredContent"]["violations"].dump().find("vendor/**"), std::string::npos)
+      << g.dump();
+
+  // A parse error is unpredictable, not a refusal: sh decides.
+  Json bad = shell("echo ok; case x in");
+  ASSERT_FALSE(failed(bad)) << bad.dump();
+  EXPECT_EQ(bad["structuredContent"]["unpredictable"][0]["construct"], "parse_error") << bad.dump();
+  EXPECT_NE(bad["structuredContent"]["unpredictable"][0]["text"].get<std::string>().find(
+                "could not parse: "),
+            std::string::npos);
+
+  // Warned: the same commands run and report.
+  const bool git = have("git") && make_repo(ws());
+  build(Enforcement::kWarned);
+  Json w = shell("touch ran; echo x > vendor/a");
   ASSERT_FALSE(failed(w)) << w.dump();
-  EXPECT_NE(w["structuredContent"]["warnings"].dump().find("vendor/lib.c"), std::string::npos);
+  EXPECT_NE(w["structuredContent"]["warnings"].dump().find("vendor/a"), std::string::npos);
   EXPECT_TRUE(stdfs::exists(ws() / "ran"));
-  EXPECT_EQ(w["structuredContent"]["violations"][0]["path"], "vendor/lib.c");
+  EXPECT_EQ(read("vendor/a"), "x\n");
+  EXPECT_EQ(w["structuredContent"]["violations"][0]["path"], "vendor/a");
+  EXPECT_NE(text(w).find("warning: overwrite of 'vendor/a'"), std::string::npos) << text(w);
+  EXPECT_EQ(shell("cat vendor/a")["structuredContent"]["stdout"], "x\n");
+  Json wp = shell("python3 -c \"open('vendor/a','w')\"");
+  EXPECT_EQ(wp["structuredContent"]["unpredictable"][0]["construct"], "inline_interpreter");
+  EXPECT_NE(wp["structuredContent"]["warnings"].dump().find("unpredictable"), std::string::npos);
+  EXPECT_EQ(read("vendor/a"), "");
+  EXPECT_EQ(wp["structuredContent"]["modified"], Json::array({"vendor/a"}));
+  if (git) {
+    ASSERT_EQ(std::system(("cd '" + ws().string() + "' && git checkout -q -- vendor/a").c_str()),
+              0);
+    Json wg = shell("git checkout main");
+    ASSERT_FALSE(failed(wg)) << wg.dump();
+    EXPECT_EQ(wg["structuredContent"]["exit_code"], 0) << wg.dump();
+    EXPECT_NE(wg["structuredContent"]["warnings"].dump().find("vendor/**"), std::string::npos)
+        << wg.dump();
+    EXPECT_EQ(read("vendor/a"), kOriginal);
+    EXPECT_EQ(wg["structuredContent"]["violations"][0]["path"], "vendor/a") << wg.dump();
+  }
 }
 
 TEST_F(ShellExecTest, EscalationWaitsForAPersonThenRuns) {
   write("weft.toml", kRules);
   write("docs/guide.md", kOriginal);
   write("docs/other.md", kOriginal);
-  auto fake = [](std::string_view command, std::string_view) {
-    source::ShellPrediction p;
-    if (command.find("docs/guide.md") != std::string_view::npos) {
-      p.accesses.push_back({"docs/guide.md", source::FileOp::kOverwrite});
-    }
-    return p;
-  };
-  build(Enforcement::kStrict, fake);
+  build(Enforcement::kStrict);
   Json r = shell("echo approved > docs/guide.md; echo sneaky > docs/other.md");
   ASSERT_FALSE(failed(r)) << r.dump();
   std::string id = r["structuredContent"].value("pending_approval", std::string());
   ASSERT_FALSE(id.empty()) << r.dump();
+  EXPECT_EQ(r["structuredContent"]["violations"].size(), 2u) << r.dump();
   EXPECT_EQ(read("docs/guide.md"), kOriginal);  // nothing ran yet
   kernel::Kernel* k = built_.workspace->kernel();
   ASSERT_NE(k, nullptr);
@@ -238,20 +298,33 @@ TEST_F(ShellExecTest, ProtectedFilesResistEveryRouteUnderStrict) {
   write("weft.toml", kRules);
   write("vendor/lib.c", kOriginal);  // under a whole protected directory
   write("app/Cargo.lock", kOriginal);  // bound on its own
-  build(Enforcement::kStrict);
-  for (const std::string& target : {"vendor/lib.c", "app/Cargo.lock", "weft.toml"}) {
-    std::string before = read(target);
-    for (const auto& [name, route] : attack_routes()) {
-      Json r = attack(route, target);
-      ASSERT_FALSE(failed(r)) << name << ": " << r.dump();
-      EXPECT_EQ(read(target), before) << name << " changed " << target << ": " << r.dump();
-      for (const auto& v : r["structuredContent"]["violations"]) {
-        // Whatever got through (a file beside the target) was taken back.
-        EXPECT_TRUE(v.value("reverted", false)) << name << ": " << r.dump();
+  // The sandbox and the post-hook alone (nothing predicted: every route
+  // runs), then with the predictor (a route may be refused or wait for a
+  // person instead).
+  for (bool predicted : {false, true}) {
+    SCOPED_TRACE(predicted ? "with the predictor" : "sandbox alone");
+    build(Enforcement::kStrict, predicted ? source::ShellPredictor() : nothing_predicted);
+    for (const std::string& target : {"vendor/lib.c", "app/Cargo.lock", "weft.toml"}) {
+      std::string before = read(target);
+      for (const auto& [name, route] : attack_routes()) {
+        Json r = attack(route, target);
+        const Json& s = r["structuredContent"];
+        if (predicted && (s.contains("refused") || s.contains("pending_approval"))) {
+          EXPECT_EQ(read(target), before) << name << ": " << r.dump();
+          continue;
+        }
+        ASSERT_FALSE(failed(r)) << name << ": " << r.dump();
+        EXPECT_EQ(read(target), before) << name << " changed " << target << ": " << r.dump();
+        for (const auto& v : s["violations"]) {
+          // Whatever got through (a file beside the target) was taken back.
+          EXPECT_TRUE(v.value("reverted", false)) << name << ": " << r.dump();
+        }
       }
     }
   }
-  // A new file under a protected glob that no bind covers: caught and removed after.
+  // A new file under a protected glob that no bind covers: caught and removed
+  // after (the predictor would have refused it).
+  build(Enforcement::kStrict, nothing_predicted);
   Json r = shell("mkdir -p lib && echo x > lib/new.lock");
   EXPECT_FALSE(stdfs::exists(ws() / "lib/new.lock")) << r.dump();
   EXPECT_EQ(r["structuredContent"]["violations"][0]["path"], "lib/new.lock");

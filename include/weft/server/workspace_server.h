@@ -38,7 +38,8 @@ struct WorkspaceServerOptions {
   // shell_exec's enforcement level (--enforcement); unset: weft.toml's
   // [shell] enforcement, else strict (source/shell_hooks.h).
   std::optional<source::Enforcement> shell_enforcement;
-  // shell_exec's command predictor; empty: none (source::no_prediction).
+  // shell_exec's command predictor; empty: source::predict_shell (tests inject
+  // others).
   source::ShellPredictor shell_predictor;
   std::function<void(const std::string&)> diagnostics;  // log lines (stderr in the CLI)
 };

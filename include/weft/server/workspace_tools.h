@@ -29,7 +29,7 @@ struct WorkspaceToolsOptions {
   // shell_exec's enforcement level; unset: weft.toml's [shell] enforcement,
   // else strict (source/shell_hooks.h).
   std::optional<source::Enforcement> shell_enforcement;
-  // What shell_exec asks before a command runs; empty: source::no_prediction.
+  // What shell_exec asks before a command runs; empty: source::predict_shell.
   source::ShellPredictor shell_predictor;
 };
 

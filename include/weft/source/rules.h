@@ -9,6 +9,10 @@
 //     { glob = "docs/**",   level = "human", escalate = ["delete", "overwrite"] },
 //   ]
 //
+//   [shell.commands.protoc]          # the shell pre-hook's command table
+//   operands = "read"                # what it does to its operands
+//   writes = ["-o", "--descriptor_set_out"]
+//
 // The first rule whose glob matches the root-relative path wins; no match
 // gives `default` (read_write when absent). Levels and operations are those
 // of doc::Permission's table (permission_decision), with two rules of files:
@@ -23,6 +27,7 @@
 #ifndef WEFT_SOURCE_RULES_H_
 #define WEFT_SOURCE_RULES_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,13 +72,26 @@ struct RuleDecision {
   std::string reason;
 };
 
+// weft.toml's [shell.commands.NAME]: how a command's arguments map to file
+// operations, for the shell pre-hook (shell_predict.h; docs/rules.md).
+struct ShellCommandRule {
+  std::string name;                        // argv[0] as typed ("protoc")
+  std::optional<FileOp> operands;          // done to each operand; nullopt: nothing
+  std::vector<std::string> writes;         // options whose value is a file it overwrites
+  std::vector<std::string> value_options;  // other options that take a value
+  int skip_operands = 0;                   // leading operands that are not paths
+  bool tree = false;                       // operands are directory trees (as rm -r)
+  bool unpredictable = false;              // every use is flagged
+  int line = 0;                            // in weft.toml
+};
+
 class WorkspaceRules {
  public:
   // No weft.toml: everything read_write, no escalation.
   WorkspaceRules();
 
-  // Parses weft.toml's text. Unknown tables and keys outside [permissions] are
-  // ignored (other tools may share the file); inside it, an unknown key, a
+  // Parses weft.toml's text. Unknown tables and keys outside [permissions] and
+  // [shell] are ignored (other tools may share the file); inside them, an unknown key, a
   // level or op name that does not exist, a bad glob or a wrong type is
   // kInvalidArgument "weft.toml:LINE: ..." naming the line and what to write.
   // `source_name` replaces "weft.toml" in messages.
@@ -96,10 +114,13 @@ class WorkspaceRules {
 
   doc::MemoryPermission default_level() const { return default_level_; }
   const std::vector<PermissionRule>& rules() const { return rules_; }
+  // [shell.commands.NAME] tables, in name order.
+  const std::vector<ShellCommandRule>& shell_commands() const { return shell_commands_; }
 
  private:
   doc::MemoryPermission default_level_ = doc::MemoryPermission::kReadWrite;
   std::vector<PermissionRule> rules_;
+  std::vector<ShellCommandRule> shell_commands_;
 };
 
 // True for the paths no agent may change: weft.toml and .weftignore at the root.

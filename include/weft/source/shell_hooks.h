@@ -1,9 +1,9 @@
 // Shell hooks (seed 000, "Shell Tool Integration"): what shell_exec checks
 // before a command runs and compares after it ran, independent of how it
-// runs. Enforcement levels, the `[shell]` table of weft.toml, the plug for a
-// command predictor, the check of a command line, the rule check of
-// predicted and observed changes, the paths a sandbox binds read-only, and
-// the metadata snapshots (a FileMetaIndex kept current by the paths a
+// runs. Enforcement levels, the `[shell]` table of weft.toml, the plug for the
+// command predictor (shell_predict.h checks its predictions), the check of a
+// command line, the rule check of observed changes, the paths a sandbox binds
+// read-only, and the metadata snapshots (a FileMetaIndex kept current by the paths a
 // watcher reports, or a full walk without one).
 //
 //   [shell]
@@ -11,9 +11,12 @@
 //   network = false          # the command may use the network
 //
 // Levels (pre-hook / post-hook):
-//   strict  predicted violations refused; read_only paths bound read-only in
-//           the sandbox; a violation that got through anyway is reverted
-//   warned  warns and runs / reports violations
+//   strict  predicted violations refused (those reached only through a tree
+//           or glob operation, and those a rule escalates, wait for a
+//           person's approval); read_only paths bound read-only in the
+//           sandbox; a violation that got through anyway is reverted
+//   warned  warns (violations and unpredictable constructs) and runs /
+//           reports violations
 //   audit   logs only / logs only
 //   none    skipped / skipped (blocks are still reconciled by the watcher)
 //
@@ -32,6 +35,7 @@
 
 #include "weft/base/status.h"
 #include "weft/source/rules.h"
+#include "weft/source/shell_predict.h"
 #include "weft/source/watcher.h"
 
 namespace weft::source {
@@ -54,25 +58,10 @@ Result<ShellSettings> parse_shell_settings(std::string_view toml_text,
 Result<ShellSettings> load_shell_settings(const std::string& root);
 
 // ---- the predictor's plug
-// What a command is predicted to do to one path (root-relative, normalised).
-struct PredictedAccess {
-  std::string path;
-  FileOp op = FileOp::kOverwrite;
-};
-struct ShellPrediction {
-  std::vector<PredictedAccess> accesses;
-  // Constructs the prediction could not see through ("eval", "python3 -c",
-  // "$(...)"), each a short description. Empty with no accesses: nothing
-  // predicted either way.
-  std::vector<std::string> unpredictable;
-};
-// (command, cwd root-relative ("." for the root)) -> prediction. Must not
-// throw; called on the tool's thread before the command runs.
+// What shell_exec asks before a command runs: predict_shell (shell_predict.h)
+// unless a test injects another. Must not throw; called on the tool's thread.
 using ShellPredictor =
-    std::function<ShellPrediction(std::string_view command, std::string_view cwd)>;
-// The predictor used until a real one is plugged in: predicts nothing, and
-// says so in `unpredictable`.
-ShellPrediction no_prediction(std::string_view command, std::string_view cwd);
+    std::function<Result<ShellPrediction>(std::string_view command, const ShellOptions& options)>;
 
 // ---- a command line, before anything runs
 inline constexpr size_t kMaxCommandBytes = 256 * 1024;
@@ -89,10 +78,6 @@ struct ShellViolation {
   bool needs_approval = false;  // the rule asks for a person rather than denies
 };
 std::string describe_violation(const ShellViolation& v);
-
-// The predicted accesses the rules do not allow (reads are never checked).
-std::vector<ShellViolation> check_prediction(const ShellPrediction& prediction,
-                                             const WorkspaceRules& rules);
 
 // What a command changed, sorted by path.
 struct ShellChanges {

@@ -2,17 +2,25 @@
 // sandbox (no network unless [shell] network = true, the rest of the system
 // read-only), with bounded output and time, between the shell hooks of
 // source/shell_hooks.h:
-//   pre   the command line is checked; the predictor's accesses are held
-//         against the rules (strict refuses, warned warns, audit logs);
-//         under strict the protected paths are bound read-only
+//   pre   the command line is checked; source::predict_shell's operations
+//         are held against the rules (strict refuses a denied one and turns
+//         an escalated one, or a denial reached only through a tree or glob
+//         operation, into a pending approval; warned warns; audit logs);
+//         what it cannot predict is listed; under strict the protected
+//         paths are bound read-only
 //   run   the kernel commits what changes on disk as shell:<agent>, with the
 //         command as the message (undoable by the agent's fs_undo)
 //   post  the watcher is flushed; the paths it saw are compared with the
 //         metadata index (no tree walk), reconciled, checked against the
 //         rules; under strict a violation is reverted
 // Without a kernel watcher the snapshots are two walks of the tree.
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <chrono>
 #include <mutex>
+#include <optional>
+#include <set>
 
 #include "server/tools/tool_util.h"
 #include "weft/fs/types.h"
@@ -26,6 +34,11 @@ using Clock = std::chrono::steady_clock;
 
 // The longest commit message a command makes (the rest is cut).
 constexpr size_t kMaxCommandMessageBytes = 2000;
+// Where the sandbox shows the workspace, and the command's HOME (fs/sandbox.h).
+constexpr std::string_view kSandboxRoot = "/workspace";
+// The most paths a glob of the pre-hook is matched against; a larger
+// workspace leaves its globs unresolved (checked as patterns).
+constexpr size_t kMaxGlobListing = 200'000;
 
 // Per workspace (per registry): the metadata index and the kernel's log
 // that keeps it current.
@@ -93,6 +106,26 @@ struct Run {
   std::string approved_path;
 };
 
+// What the pre-hook found: the predicted operations the rules do not simply
+// allow, and what it could not predict ([{construct, text}]).
+struct PreHook {
+  std::vector<source::ShellViolation> violations;
+  Json unpredictable = Json::array();
+};
+
+// What a root-relative path is on the host, by lstat (a symlink: unknown).
+source::ShellPathKind host_kind(const std::string& root, std::string_view path) {
+  struct stat st;
+  const std::string host = path.empty() || path == "." ? root : root + "/" + std::string(path);
+  if (::lstat(host.c_str(), &st) != 0) {
+    return errno == ENOENT || errno == ENOTDIR ? source::ShellPathKind::kMissing
+                                               : source::ShellPathKind::kUnknown;
+  }
+  if (S_ISDIR(st.st_mode)) return source::ShellPathKind::kDirectory;
+  if (S_ISREG(st.st_mode)) return source::ShellPathKind::kFile;
+  return source::ShellPathKind::kUnknown;
+}
+
 bool covers(const std::string& dir, const std::string& path) {
   return path == dir ||
          (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
@@ -103,7 +136,7 @@ class ShellExec : public std::enable_shared_from_this<ShellExec> {
   explicit ShellExec(const WorkspaceToolsOptions& options)
       : enforcement_(options.shell_enforcement),
         predictor_(options.shell_predictor ? options.shell_predictor
-                                           : source::ShellPredictor(source::no_prediction)),
+                                           : source::ShellPredictor(source::predict_shell)),
         state_(std::make_shared<ShellState>()) {}
 
   // The tool call: checks, the pre-hook, then execute().
@@ -127,6 +160,13 @@ class ShellExec : public std::enable_shared_from_this<ShellExec> {
   // Callers hold state_->mu.
   void unbind(const std::string& approved, const source::WorkspaceRules& rules,
               std::vector<std::string>* read_only) const;
+  // Predicts `run` and checks the prediction against its rules. A parse
+  // error is unpredictable, not a refusal (sh may accept what the parser
+  // does not).
+  PreHook pre_hook(Workspace& ws, kernel::Kernel* k, const Run& run, const std::string& cwd);
+  // The workspace's files and their directories from the metadata index
+  // (brought up to date first); nullopt when over kMaxGlobListing.
+  std::optional<std::vector<std::string>> listing(Workspace& ws, kernel::Kernel* k);
   // The runner of a command a person approved.
   Status run_approved(Workspace& ws, const kernel::Approval& approval);
   Enforcement level_for(const source::ShellSettings& settings) const {
@@ -186,6 +226,93 @@ void ShellExec::unbind(const std::string& approved, const source::WorkspaceRules
   *read_only = std::move(kept);
 }
 
+std::optional<std::vector<std::string>> ShellExec::listing(Workspace& ws, kernel::Kernel* k) {
+  std::lock_guard lock(state_->mu);
+  ShellState& s = *state_;
+  attach(ws, k);
+  if (!s.index->built()) {
+    (void)s.index->build();
+    if (s.log) (void)s.log->take();
+  } else if (s.log) {
+    s.index->refresh(s.log->take());
+  }
+  const auto& files = s.index->files();
+  if (files.size() > kMaxGlobListing) return std::nullopt;
+  std::vector<std::string> out;
+  out.reserve(files.size());
+  std::set<std::string_view> dirs;
+  for (const auto& [path, meta] : files) {
+    out.push_back(path);
+    std::string_view dir(path);
+    for (size_t slash = dir.rfind('/'); slash != std::string_view::npos; slash = dir.rfind('/')) {
+      dir = dir.substr(0, slash);
+      if (!dirs.insert(dir).second) break;
+    }
+  }
+  for (std::string_view d : dirs) out.emplace_back(d);
+  return out;
+}
+
+PreHook ShellExec::pre_hook(Workspace& ws, kernel::Kernel* k, const Run& run,
+                            const std::string& cwd) {
+  const std::string root = ws.root();
+  std::optional<std::optional<std::vector<std::string>>> paths;  // listed at the first glob
+  source::ShellOptions options;
+  options.root = std::string(kSandboxRoot);
+  options.cwd = cwd == "." ? "" : cwd;
+  options.home = std::string(kSandboxRoot);
+  options.commands = &run.rules->shell_commands();
+  options.kind = [&root](std::string_view path) { return host_kind(root, path); };
+  options.glob = [&](std::string_view pattern) -> std::optional<std::vector<std::string>> {
+    if (!paths) paths = listing(ws, k);
+    if (!*paths) return std::nullopt;
+    auto matched = source::shell_glob_in(pattern, **paths);
+    // No match among the indexed files: it may match ignored ones (.git,
+    // build output), so the op stays a pattern checked against the rules.
+    if (!matched || matched->empty()) return std::nullopt;
+    return matched;
+  };
+  PreHook out;
+  Result<source::ShellPrediction> predicted = predictor_(run.command, options);
+  if (!predicted.ok()) {
+    out.unpredictable.push_back(
+        Json{{"construct", "parse_error"},
+             {"text", "could not parse: " + std::string(predicted.status().message())}});
+    return out;
+  }
+  const source::ShellPrediction& prediction = *predicted;
+  for (const auto& f : prediction.flags) {
+    out.unpredictable.push_back(
+        Json{{"construct", std::string(source::shell_construct_name(f.kind))}, {"text", f.text}});
+  }
+  if (prediction.truncated) {
+    out.unpredictable.push_back(
+        Json{{"construct", "truncated"},
+             {"text", "more than " + std::to_string(source::kMaxShellOps) + " operations or " +
+                          std::to_string(source::kMaxShellFlags) +
+                          " constructs: the rest were not checked"}});
+  }
+  // Denials made approvals come last: the first violation names the
+  // approval's path, which the approved run may write.
+  std::vector<source::ShellViolation> broad_denials;
+  for (const auto& c : source::check_prediction(prediction, *run.rules)) {
+    if (c.decision == doc::PermissionDecision::kAllowed) continue;
+    const source::PredictedOp& op = prediction.ops[c.op_index];
+    // A denial reached only through a tree or glob operation (`git checkout
+    // main` with vendor/** read-only) may not touch a protected file at all:
+    // under strict a person decides, and the sandbox still protects the files.
+    if ((op.tree || op.pattern) && c.decision == doc::PermissionDecision::kDenied &&
+        run.level == Enforcement::kStrict) {
+      broad_denials.push_back(source::ShellViolation{c.path, c.op, c.reason, true});
+      continue;
+    }
+    out.violations.push_back(source::ShellViolation{
+        c.path, c.op, c.reason, c.decision == doc::PermissionDecision::kNeedsApproval});
+  }
+  for (auto& v : broad_denials) out.violations.push_back(std::move(v));
+  return out;
+}
+
 Status ShellExec::run_approved(Workspace& ws, const kernel::Approval& approval) {
   Run run;
   run.command = approval.proposed_text.value_or("");
@@ -236,21 +363,21 @@ Result<ToolOutput> ShellExec::run(const Json& args, ToolContext& ctx) {
   // ---- pre-hook: the prediction against the rules
   if (level != Enforcement::kNone) {
     const std::string cwd = run.options.cwd.empty() ? "." : run.options.cwd;
-    source::ShellPrediction prediction = predictor_(run.command, cwd);
-    std::vector<source::ShellViolation> predicted = source::check_prediction(prediction, *run.rules);
-    bool only_approvals =
-        !predicted.empty() &&
-        std::all_of(predicted.begin(), predicted.end(),
-                    [](const source::ShellViolation& v) { return v.needs_approval; });
-    if (only_approvals && level == Enforcement::kStrict && k) {
-      const source::ShellViolation& first = predicted.front();
+    PreHook pre = pre_hook(*ws, k, run, cwd);
+    if (!pre.unpredictable.empty() && level != Enforcement::kAudit) {
+      out["unpredictable"] = pre.unpredictable;
+    }
+    bool refuse = std::any_of(pre.violations.begin(), pre.violations.end(),
+                              [](const source::ShellViolation& v) { return !v.needs_approval; });
+    if (!pre.violations.empty() && !refuse && level == Enforcement::kStrict && k) {
+      const source::ShellViolation& first = pre.violations.front();
       WEFT_ASSIGN_OR_RETURN(
           kernel::Approval approval,
           k->request_shell_approval(first.path, run.command, cwd,
                                     {run.author, "shell_exec", std::nullopt},
                                     source::describe_violation(first)));
       Json list = Json::array();
-      for (const auto& v : predicted) list.push_back(violation_json(v));
+      for (const auto& v : pre.violations) list.push_back(violation_json(v));
       out["violations"] = std::move(list);
       out["pending_approval"] = approval.id;
       out["applied"] = false;
@@ -260,10 +387,11 @@ Result<ToolOutput> ShellExec::run(const Json& args, ToolContext& ctx) {
                             "(its changes are then in fs_history). Do not retry it.",
                         std::move(out), nullptr};
     }
-    if (!predicted.empty() && level == Enforcement::kStrict) {
+    if (!pre.violations.empty() && level == Enforcement::kStrict) {
       std::string reason;
       Json list = Json::array();
-      for (const auto& v : predicted) {
+      for (const auto& v : pre.violations) {
+        if (refuse && v.needs_approval) continue;
         reason += (reason.empty() ? "" : "; ") + source::describe_violation(v);
         list.push_back(violation_json(v));
       }
@@ -276,14 +404,21 @@ Result<ToolOutput> ShellExec::run(const Json& args, ToolContext& ctx) {
                         std::move(out), nullptr, true};
     }
     Json warnings = Json::array();
-    for (const auto& v : predicted) warnings.push_back(source::describe_violation(v));
-    if (level == Enforcement::kWarned) {
-      for (const auto& u : prediction.unpredictable) warnings.push_back("unpredictable: " + u);
+    for (const auto& v : pre.violations) warnings.push_back(source::describe_violation(v));
+    for (const auto& u : pre.unpredictable) {
+      warnings.push_back("unpredictable (" + u["construct"].get<std::string>() +
+                         "): " + u["text"].get<std::string>());
     }
     if (!warnings.empty()) {
       if (level == Enforcement::kWarned) {
         for (const auto& w : warnings) notes += "warning: " + w.get<std::string>() + "\n";
         out["warnings"] = warnings;
+      } else if (level == Enforcement::kStrict) {
+        // Strict runs an unpredictable command: the sandbox and the post-hook hold it.
+        for (const auto& u : pre.unpredictable) {
+          notes += "unpredictable (" + u["construct"].get<std::string>() +
+                   "): " + u["text"].get<std::string>() + "\n";
+        }
       }
       for (const auto& w : warnings) {
         ctx.log(LogLevel::kWarning, "shell_exec: " + w.get<std::string>());
@@ -465,8 +600,12 @@ ToolSpec shell_exec_tool(const WorkspaceToolsOptions& tool_options) {
       "nothing the command starts outlives it. Output (stdout, stderr) is cut at "
       "max_output_bytes per stream and the command is killed after timeout_ms. The result lists "
       "the files created, modified and deleted (each change is in fs_history as shell:<agent> "
-      "and fs_undo reverts it) and the changes the rules forbid. A non-zero exit code is "
-      "reported, not treated as a tool error; a command the rules refuse is.";
+      "and fs_undo reverts it) and the changes the rules forbid. Before it runs, the files it "
+      "will change are predicted and checked against the rules: a predicted forbidden change "
+      "refuses the command (strict) or is warned about (warned); one that needs a person makes "
+      "it a pending approval; what cannot be predicted (inline interpreters, scripts, build "
+      "tools, $(...)) is listed in `unpredictable`. A non-zero exit code is reported, not "
+      "treated as a tool error; a command the rules refuse is.";
   t.input_schema = object_schema(
       {{"command", string_prop("Shell command line", 1)},
        {"cwd", string_prop("Working directory in the workspace (default: the root)")},
@@ -481,6 +620,9 @@ ToolSpec shell_exec_tool(const WorkspaceToolsOptions& tool_options) {
                    {"rule", {{"type", "string"}}},
                    {"reverted", {{"type", "boolean"}}},
                    {"revert_error", {{"type", "string"}}}}}};
+  Json construct{{"type", "object"},
+                 {"properties",
+                  {{"construct", {{"type", "string"}}}, {"text", {{"type", "string"}}}}}};
   t.output_schema = object_schema({{"exit_code", {{"type", {"integer", "null"}}}},
                                    {"stdout", {{"type", "string"}}},
                                    {"stderr", {{"type", "string"}}},
@@ -497,6 +639,7 @@ ToolSpec shell_exec_tool(const WorkspaceToolsOptions& tool_options) {
                                    {"not_protected", paths},
                                    {"warnings", paths},
                                    {"post_hook_problems", paths},
+                                   {"unpredictable", {{"type", "array"}, {"items", construct}}},
                                    {"refused", {{"type", "string"}}},
                                    {"pending_approval", {{"type", "string"}}},
                                    {"applied", {{"type", "boolean"}}}});
