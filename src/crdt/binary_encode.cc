@@ -232,7 +232,7 @@ void ColumnWriter::key(const std::string& k) {
 }
 
 void ColumnWriter::op(const Op& o) {
-  const uint32_t ci = tables_.cid(core_.containers[o.container]);
+  const uint32_t ci = tables_.cid(core_.container_table()[o.container]);
   kind_run(uint64_t{ci} << 3 | static_cast<uint64_t>(o.kind));
   ++ops_;
   if (seen_.size() <= o.container) seen_.resize(o.container + 1, false);

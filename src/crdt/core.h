@@ -14,6 +14,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "crdt/container_state.h"
@@ -100,6 +101,8 @@ struct TestOptions {
 struct PartialStats {
   uint64_t begun = 0, skipped = 0, whole = 0;
 };
+
+struct DecodedBody;  // binary_codec.h
 
 class DocCore {
  public:
@@ -289,6 +292,8 @@ class DocCore {
   }
   static Status detached_error();
   bool txn_open() const { return direct || !txn_ops.empty(); }
+  bool direct_open() const { return direct; }
+  size_t txn_op_count() const { return txn_ops.size(); }
 
   // ---- the direct keystroke
   // A keystroke that opens a transaction which the commit would merge into
@@ -301,6 +306,8 @@ class DocCore {
   // that path would hold them. Everything other than a keystroke continuing
   // the direct insert and a commit settles first: local_op, materialize, a
   // commit that cannot merge in place, and every Doc reader of the op log.
+
+ private:
   bool direct = false;
   struct DirectTxn {
     bool pushed = false;  // its op was appended to the change (else it extended the last op)
@@ -311,6 +318,8 @@ class DocCore {
     int32_t pos = 0, len = 0;
     ID start;
   } direct_txn;
+
+ public:
   // Whether a keystroke that opens a transaction now may write directly: the
   // general path would merge that transaction into this peer's last change
   // (the latest in the log, the state frontier right at its end; the commit
@@ -457,7 +466,12 @@ class DocCore {
     bool fresh = false;      // the bytes start a new op (else they extend the last one)
     size_t pos = 0;          // unicode position of bytes[0]
     char bytes[kTypingMax];
-  } typing;
+  };
+
+ private:
+  TypingBuffer typing;
+
+ public:
   // Buffers ASCII `ch` typed at unicode position `pos` of Text `idx` when it
   // continues the buffer (or begins one, see begin_typing); false otherwise,
   // with the buffer flushed and nothing else changed (the lane and the
@@ -501,6 +515,9 @@ class DocCore {
     typing.committed = typing.n;
     return true;
   }
+  bool typing_buffered() const { return typing.n != 0; }
+  // commit_typing's default-options case. REQUIRES: typing_buffered().
+  void count_typing_committed() { typing.committed = typing.n; }
   // Applies the buffered keystrokes (no-op when there are none). Inline:
   // every entry point asks.
   void flush_typing() {
@@ -551,6 +568,134 @@ class DocCore {
   std::vector<std::pair<ID, std::string>> encode_loro_blocks(const VersionVector& from) const;
   std::string export_loro_binary(const VersionVector& from, bool snapshot) const;
 
+  // ---- narrow access for the rest of the engine: Doc (doc.cc), the
+  // handles (handles.cc), the UndoManager (undo.cc), revert.cc, the codecs
+  // and the tests (tests/crdt/core_access.h). The data members are private:
+  // what other files read or change goes through these.
+  PeerId local_peer() const { return peer; }
+  uint32_t self_index() const { return self; }
+  // Makes `p` this doc's peer (its later changes' author).
+  void set_local_peer(PeerId p) {
+    peer = p;
+    self = intern_peer(p);
+  }
+  const std::vector<PeerId>& peer_table() const { return peer_ids; }
+  // The dense index of real peer `p` (nullopt when the doc never saw it).
+  std::optional<uint32_t> find_peer(PeerId p) const {
+    auto it = peer_index.find(p);
+    if (it == peer_index.end()) return std::nullopt;
+    return it->second;
+  }
+  const std::vector<ContainerId>& container_table() const { return containers; }
+  // The dense index of container `id` (nullopt when not interned).
+  std::optional<uint32_t> find_container(const ContainerId& id) const {
+    auto it = container_index.find(id);
+    if (it == container_index.end()) return std::nullopt;
+    return it->second;
+  }
+  // Marks root `idx` as requested through get_* (to_json shows it).
+  void mark_local_root(uint32_t idx) { local_roots[idx] = true; }
+  // The op log's changes, in their topological order.
+  const std::vector<Change>& log() const { return changes; }
+  const DenseVv& oplog_version() const { return oplog_vv; }
+  const Frontiers& oplog_heads() const { return oplog_frontiers; }
+  const Frontiers& state_heads() const { return state_frontiers; }
+  // The live state (what the doc shows).
+  State& live() { return *state; }
+  const State& live() const { return *state; }
+  // Installs `next` as the live state at `heads` (detached: an older
+  // version than the op log's) and returns the one it replaces.
+  std::unique_ptr<State> replace_live(std::unique_ptr<State> next, Frontiers heads,
+                                      bool detach) {
+    std::unique_ptr<State> before = std::move(state);
+    state = std::move(next);
+    state_frontiers = std::move(heads);
+    detached = detach;
+    return before;
+  }
+  bool is_detached() const { return detached; }
+  void set_detached() { detached = true; }
+  bool auto_commits() const { return auto_commit; }
+  // Sets auto-commit and returns what it was (callers that edit in several
+  // steps turn it off and restore it).
+  bool set_auto_commit(bool on) { return std::exchange(auto_commit, on); }
+  void set_record_timestamp(bool on) { record_timestamp = on; }
+  void set_merge_interval(int64_t seconds) { merge_interval = seconds; }
+  // The origin tag events of the import in progress carry ("" after it).
+  void set_import_origin(std::string origin) { import_origin = std::move(origin); }
+  // The counter of this peer's next op (inside the open edit, if any).
+  Counter next_counter() const { return txn_open() ? txn_start + txn_len : oplog_vv.get(self); }
+  bool gathering_events() const { return gathering; }
+  // delete_units' scratch runs (handles.cc keeps their capacity here).
+  std::vector<Seq::Run>& delete_runs_scratch() { return delete_runs; }
+  OpTextPool& op_text_pool() { return text_pool; }
+  // Subscribers, local-update subscribers and commit hooks (the UndoManager's),
+  // each with an id from one counter; removing an unknown id does nothing.
+  uint64_t add_subscriber(std::optional<uint32_t> container, EventCallback callback) {
+    const uint64_t id = next_subscriber++;
+    subscribers.push_back({id, container, std::move(callback)});
+    return id;
+  }
+  void remove_subscriber(uint64_t id) {
+    std::erase_if(subscribers, [&](const Subscriber& s) { return s.id == id; });
+  }
+  uint64_t add_local_update_subscriber(LocalUpdateCallback callback) {
+    const uint64_t id = next_subscriber++;
+    local_update_subscribers.emplace_back(id, std::move(callback));
+    return id;
+  }
+  void remove_local_update_subscriber(uint64_t id) {
+    std::erase_if(local_update_subscribers, [&](const auto& s) { return s.first == id; });
+  }
+  uint64_t add_commit_hook(std::function<void(const CommitRecord&)> hook) {
+    const uint64_t id = next_subscriber++;
+    commit_hooks.emplace_back(id, std::move(hook));
+    return id;
+  }
+  void remove_commit_hook(uint64_t id) {
+    std::erase_if(commit_hooks, [&](const auto& h) { return h.first == id; });
+  }
+  // A new core holding `src`'s history up to `vv` (nullptr: all of it) and
+  // its state there, for peer `peer` (Doc::fork, Doc::fork_at; doc.cc).
+  static std::shared_ptr<DocCore> copy_history(const DocCore& src, const DenseVv* vv, PeerId peer);
+
+  // Opens the transaction (if none is open) the way local_op does (inline:
+  // every keystroke asks).
+  void open_txn() {
+    if (!txn_ops.empty()) return;
+    txn_start = oplog_vv.get(self);
+    txn_len = 0;
+    // After a local commit the state frontier is one ID: no vector copy.
+    if (state_frontiers.size() == 1)
+      txn_deps.assign(state_frontiers.ids()[0]);
+    else
+      copy_txn_deps();
+    if (has_subscribers()) begin_events();
+  }
+  void copy_txn_deps();
+  // Marks an import or a replay: trackers that materialize makes inside it
+  // are temporary (fold_trackers folds them back).
+  struct FoldScope {
+    explicit FoldScope(DocCore& core) : core_(core) { ++core_.fold_scope; }
+    ~FoldScope() { --core_.fold_scope; }
+    FoldScope(const FoldScope&) = delete;
+    FoldScope& operator=(const FoldScope&) = delete;
+    DocCore& core_;
+  };
+  // Tests' switches (see TestOptions) and the partial tracker's counters.
+  TestOptions& test_options() { return test_; }
+  const TestOptions& test_options() const { return test_; }
+  const PartialStats& partial_stats() const { return partial_stats_; }
+
+ private:
+  // The one codec that is part of the core: a snapshot's state section
+  // installs the op log and the live state together, without replay
+  // (binary_state.cc).
+  friend bool can_install_snapshot(const DocCore& core, const DecodedBody& body);
+  friend ImportStatus install_snapshot(DocCore& core, DecodedBody& body);
+  // Tests' door (tests/crdt/core_access.h): writes that only tests make.
+  friend struct CoreAccess;
+
   // Long texts of decoded ops (see OpTextPool). Declared first: destroyed
   // after every op that may point into it.
   OpTextPool text_pool;
@@ -585,36 +730,11 @@ class DocCore {
   Counter txn_start = 0;
   Counter txn_len = 0;
   Frontiers txn_deps;
-  // Opens the transaction (if none is open) the way local_op does (inline:
-  // every keystroke asks).
-  void open_txn() {
-    if (!txn_ops.empty()) return;
-    txn_start = oplog_vv.get(self);
-    txn_len = 0;
-    // After a local commit the state frontier is one ID: no vector copy.
-    if (state_frontiers.size() == 1)
-      txn_deps.assign(state_frontiers.ids()[0]);
-    else
-      copy_txn_deps();
-    if (has_subscribers()) begin_events();
-  }
-  void copy_txn_deps();
 
   std::string import_origin;  // origin tag of the import in progress (for events)
   // Inside an import or a replay (build_state): trackers materialize makes
   // are temporary (they fold back at its end).
   int fold_scope = 0;
-  struct FoldScope {
-    explicit FoldScope(DocCore& core) : core_(core) { ++core_.fold_scope; }
-    ~FoldScope() { --core_.fold_scope; }
-    FoldScope(const FoldScope&) = delete;
-    FoldScope& operator=(const FoldScope&) = delete;
-    DocCore& core_;
-  };
-  // Tests' switches (see TestOptions) and the partial tracker's counters.
-  TestOptions& test_options() { return test_; }
-  const TestOptions& test_options() const { return test_; }
-  const PartialStats& partial_stats() const { return partial_stats_; }
   bool auto_commit = false;
   bool record_timestamp = false;
   int64_t merge_interval = 1000;
@@ -628,7 +748,6 @@ class DocCore {
   std::map<uint32_t, Value> before_values;
   int emitting = 0;
 
- private:
   TestOptions test_;
   PartialStats partial_stats_;
 };

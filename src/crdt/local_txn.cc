@@ -14,8 +14,8 @@ namespace {
 
 // The context an op's apply error carries.
 Status op_error(const DocCore& core, Status st, Counter counter, uint32_t container) {
-  return st.with_context("op " + ID{core.peer, counter}.to_string() + " on " +
-                         core.containers[container].to_string());
+  return st.with_context("op " + ID{core.local_peer(), counter}.to_string() + " on " +
+                         core.container_table()[container].to_string());
 }
 
 }  // namespace
