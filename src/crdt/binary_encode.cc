@@ -310,7 +310,7 @@ std::string DocCore::export_binary(const VersionVector& from, bool snapshot, boo
   // A snapshot carries the state when it is the op log's (attached, nothing
   // uncommitted) and plain (no style anchors).
   const bool with_state =
-      snapshot && from.empty() && txn_ops.empty() && !detached && !w.has_marks();
+      snapshot && from.empty() && edit_.ops().empty() && !detached && !w.has_marks();
   std::string state;
   if (with_state) write_state_section(*this, w.containers(), w.tables(), state);
   std::string raw;

@@ -22,6 +22,7 @@
 #include "crdt/op.h"
 #include "crdt/plain_state.h"
 #include "crdt/fugue_tracker.h"
+#include "crdt/local_edit.h"
 #include "crdt/small_vec.h"
 #include "weft/crdt/doc.h"
 
@@ -291,35 +292,24 @@ class DocCore {
     return detached ? detached_error() : Status();
   }
   static Status detached_error();
-  bool txn_open() const { return direct || !txn_ops.empty(); }
-  bool direct_open() const { return direct; }
-  size_t txn_op_count() const { return txn_ops.size(); }
+  bool txn_open() const { return edit_.open(); }
+  bool direct_open() const { return edit_.direct(); }
+  // The uncommitted local edit (read only: it changes through DocCore).
+  const LocalEdit& local_edit() const { return edit_; }
+  size_t txn_op_count() const { return edit_.ops().size(); }
 
   // ---- the direct keystroke
   // A keystroke that opens a transaction which the commit would merge into
   // this peer's last change (see can_write_direct) writes its op straight
   // into that change — extending the change's last op or appending one —
   // instead of building a transaction op that the commit folds and drops.
-  // While `direct` is set the change holds those units beyond its `len`, and
-  // txn_ops is empty; the commit publishes them (commit_direct) or, when the
-  // general path must run, settle() first moves them back into txn_ops as
+  // While it is open (LocalEdit kDirect) the change holds those units beyond its `len`, and
+  // the transaction's ops is empty; the commit publishes them (commit_direct) or, when the
+  // general path must run, settle() first moves them back into the transaction's ops as
   // that path would hold them. Everything other than a keystroke continuing
   // the direct insert and a commit settles first: local_op, materialize, a
   // commit that cannot merge in place, and every Doc reader of the op log.
 
- private:
-  bool direct = false;
-  struct DirectTxn {
-    bool pushed = false;  // its op was appended to the change (else it extended the last op)
-    int32_t keep = 0;     // extended insert: code points the last op had before
-    // Extended delete: the last op's len / start_id before, and the keystroke's delete.
-    int32_t run_len = 0;
-    ID run_start;
-    int32_t pos = 0, len = 0;
-    ID start;
-  } direct_txn;
-
- public:
   // Whether a keystroke that opens a transaction now may write directly: the
   // general path would merge that transaction into this peer's last change
   // (the latest in the log, the state frontier right at its end; the commit
@@ -344,8 +334,7 @@ class DocCore {
     if (gathering || !commit_hooks.empty() || !local_update_subscribers.empty()) return false;
     Change& last = changes.back();
     if (!merges_into(last, options)) return false;
-    direct = false;
-    publish_into(last);
+    publish_into(last, edit_.end_direct());
     return true;
   }
   // The time and message half of Loro's commit-merge rule, shared by
@@ -373,12 +362,11 @@ class DocCore {
     if (options.timestamp || record_timestamp) ts = commit_timestamp(options);  // no call: 0
     return merge_rule_allows(last.timestamp, last.msg, ts, options.message);
   }
-  // Counts the open transaction's units into `last` (this peer's change,
-  // the latest in the log) and moves the op log's version and both
-  // frontiers to its end.
-  void publish_into(Change& last) {
-    last.len += txn_len;
-    txn_len = 0;
+  // Counts `units` of the uncommitted edit (its units, taken from it) into
+  // `last` (this peer's change, the latest in the log) and moves the op
+  // log's version and both frontiers to its end.
+  void publish_into(Change& last, Counter units) {
+    last.len += units;
     const Counter end = last.end();
     // This peer's change is in the log, so its entry exists (no resize).
     oplog_vv.ends[self] = end;
@@ -395,25 +383,22 @@ class DocCore {
   // otherwise (the caller takes that path).
   [[gnu::always_inline]] bool lane_insert(uint32_t idx, size_t pos, char ch) {
     if (static_cast<unsigned char>(ch) >= 0x80 || detached) return false;
-    if (!direct && (!txn_ops.empty() || !can_write_direct())) return false;
+    const bool direct = edit_.direct();
+    if (!direct && (!edit_.ops().empty() || !can_write_direct())) return false;
     Change& last = changes.back();
     Op& run = last.ops.back();
     if (!continues_insert(run, idx, static_cast<int64_t>(pos))) return false;
     const auto keep = static_cast<int32_t>(run.text.size());
     PlainSeq* plain = lane_plain(idx);
-    const Counter counter = direct ? txn_start + txn_len : last.end();
+    const Counter counter = direct ? edit_.start() + edit_.len() : last.end();
     if (!plain || !plain->lane_type(self, counter, pos, ch)) return false;
     advance_vv(*state, self, counter + 1);
     run.text.append_utf8(std::string_view(&ch, 1), 1, &text_pool);
     if (direct) {
-      ++txn_len;
+      edit_.extend(1);
       return true;
     }
-    direct_txn.pushed = false;
-    direct_txn.keep = keep;
-    direct = true;
-    txn_start = counter;
-    txn_len = 1;
+    edit_.begin_direct_extend(counter, keep);
     return true;
   }
   // Backspace / forward delete: erasing the one unit at unicode position
@@ -422,7 +407,7 @@ class DocCore {
   // check_editable + id_at + local_delete_run; false with nothing changed
   // otherwise.
   [[gnu::always_inline]] bool lane_erase(uint32_t idx, size_t pos) {
-    if (direct || detached || !txn_ops.empty() || !can_write_direct()) return false;
+    if (edit_.open() || detached || !can_write_direct()) return false;
     PlainSeq* plain = lane_plain(idx);
     uint32_t id_peer = 0;
     int32_t id_counter = 0;
@@ -457,30 +442,17 @@ class DocCore {
   // keystrokes reach the state at the next read or other edit and no reader
   // sees them missing. Bounded: a full buffer flushes. (A const reader may
   // flush: a Doc is not thread-safe, see doc.h.)
-  static constexpr uint32_t kTypingMax = 128;
-  static_assert(kTypingMax >= 8, "the flush reads 8 bytes of the buffer at once");
-  struct TypingBuffer {
-    uint32_t n = 0;          // bytes held (0: empty, the fields below unused)
-    uint32_t committed = 0;  // how many of them default commits covered
-    uint32_t idx = 0;        // the Text container
-    bool fresh = false;      // the bytes start a new op (else they extend the last one)
-    size_t pos = 0;          // unicode position of bytes[0]
-    char bytes[kTypingMax];
-  };
-
- private:
-  TypingBuffer typing;
-
- public:
+  static constexpr uint32_t kTypingMax = LocalEdit::kTypingMax;
+  using TypingBuffer = LocalEdit::TypingBuffer;
   // Buffers ASCII `ch` typed at unicode position `pos` of Text `idx` when it
   // continues the buffer (or begins one, see begin_typing); false otherwise,
   // with the buffer flushed and nothing else changed (the lane and the
   // general path then run). Inline: every keystroke asks.
   [[gnu::always_inline]] bool type_on(uint32_t idx, size_t pos, char ch) {
-    if (typing.n != 0) return type_on_end(idx, pos, ch) || retype(idx, pos, ch);
+    if (edit_.typing()) return edit_.type_on_end(idx, pos, ch) || retype(idx, pos, ch);
     // An open transaction (a many-op one, or the lane's direct keystroke)
     // keeps its own paths, without a call here.
-    if (direct || !txn_ops.empty()) return false;
+    if (edit_.open()) return false;
     return begin_typing(idx, pos, ch);
   }
   // type_on's first case alone: ASCII `ch` at the buffer's end, into the same
@@ -488,18 +460,12 @@ class DocCore {
   // left; false with nothing changed otherwise. (The buffer is never open
   // under auto-commit: set_auto_commit flushes it and begin_typing refuses.)
   [[gnu::always_inline]] bool type_on_end(uint32_t idx, size_t pos, char ch) {
-    TypingBuffer& t = typing;
-    if (t.n == 0 || pos != t.pos + t.n || idx != t.idx || t.n >= kTypingMax ||
-        static_cast<unsigned char>(ch) >= 0x80) {
-      return false;
-    }
-    t.bytes[t.n++] = ch;
-    return true;
+    return edit_.type_on_end(idx, pos, ch);
   }
   // Starts the buffer with `ch` when the lane's conditions for a keystroke
   // that opens a transaction hold (see the block comment); false with
-  // nothing changed otherwise. REQUIRES: typing.n == 0, !direct,
-  // txn_ops.empty().
+  // nothing changed otherwise. REQUIRES: no uncommitted edit
+  // (LocalEdit kNone).
   bool begin_typing(uint32_t idx, size_t pos, char ch);
   // type_on's case for a key that does not continue the buffer: flushes it,
   // then buffers `ch` as begin_typing would (false when it would not).
@@ -512,23 +478,23 @@ class DocCore {
       flush_typing_now();
       return false;
     }
-    typing.committed = typing.n;
+    edit_.count_committed();
     return true;
   }
-  bool typing_buffered() const { return typing.n != 0; }
+  bool typing_buffered() const { return edit_.typing(); }
   // commit_typing's default-options case. REQUIRES: typing_buffered().
-  void count_typing_committed() { typing.committed = typing.n; }
+  void count_typing_committed() { edit_.count_committed(); }
   // Applies the buffered keystrokes (no-op when there are none). Inline:
   // every entry point asks.
   void flush_typing() {
-    if (typing.n != 0) flush_typing_now();
+    if (edit_.typing()) flush_typing_now();
   }
   void flush_typing_now();
   // The one entry point of every reader and of every edit other than a
   // typed-on key (Doc and handle methods, the UndoManager, revert_to):
   // applies the typing buffer, so that what follows sees the buffered keys
   // as applied, and returns this core. (A direct keystroke stays: it is in
-  // the state already; settle() below moves it into txn_ops for the paths
+  // the state already; settle() below moves it into the transaction's ops for the paths
   // that need the general form.)
   DocCore& settled() {
     flush_typing();
@@ -537,13 +503,13 @@ class DocCore {
   // Opens the direct keystroke for a delete of `n` units at `pos` whose ids
   // start at `start`, already erased from the plain state: advances the
   // version and extends this peer's last change's last op or appends one.
-  // REQUIRES: !direct, txn_ops.empty(), can_write_direct().
+  // REQUIRES: no uncommitted edit, can_write_direct().
   void direct_delete(uint32_t idx, int32_t pos, int32_t n, const ID& start);
-  // Moves a direct keystroke back into txn_ops (no-op otherwise), after
+  // Moves a direct keystroke back into the transaction's ops (no-op otherwise), after
   // flushing the typing buffer. Inline: every reader asks.
   void settle() {
     flush_typing();
-    if (direct) settle_direct();
+    if (edit_.direct()) settle_direct();
   }
   void settle_direct();
 
@@ -624,7 +590,7 @@ class DocCore {
   // The origin tag events of the import in progress carry ("" after it).
   void set_import_origin(std::string origin) { import_origin = std::move(origin); }
   // The counter of this peer's next op (inside the open edit, if any).
-  Counter next_counter() const { return txn_open() ? txn_start + txn_len : oplog_vv.get(self); }
+  Counter next_counter() const { return txn_open() ? edit_.start() + edit_.len() : oplog_vv.get(self); }
   bool gathering_events() const { return gathering; }
   // delete_units' scratch runs (handles.cc keeps their capacity here).
   std::vector<Seq::Run>& delete_runs_scratch() { return delete_runs; }
@@ -662,12 +628,11 @@ class DocCore {
   // Opens the transaction (if none is open) the way local_op does (inline:
   // every keystroke asks).
   void open_txn() {
-    if (!txn_ops.empty()) return;
-    txn_start = oplog_vv.get(self);
-    txn_len = 0;
+    if (!edit_.ops().empty()) return;
+    edit_.begin_txn(oplog_vv.get(self));
     // After a local commit the state frontier is one ID: no vector copy.
     if (state_frontiers.size() == 1)
-      txn_deps.assign(state_frontiers.ids()[0]);
+      edit_.deps().assign(state_frontiers.ids()[0]);
     else
       copy_txn_deps();
     if (has_subscribers()) begin_events();
@@ -724,12 +689,9 @@ class DocCore {
   bool detached = false;
   Frontiers state_frontiers;
 
-  // open transaction
-  OpList txn_ops;  // (an OpList: the commit hands its array to the change)
-  std::vector<std::optional<Value>> txn_map_prev;  // aligned with txn_ops; may end early
-  Counter txn_start = 0;
-  Counter txn_len = 0;
-  Frontiers txn_deps;
+  // The uncommitted local edit: the typing buffer, the direct keystroke or
+  // the open transaction (see local_edit.h).
+  LocalEdit edit_;
 
   std::string import_origin;  // origin tag of the import in progress (for events)
   // Inside an import or a replay (build_state): trackers materialize makes

@@ -52,6 +52,7 @@ Status Doc::set_peer_id(PeerId peer) {
 namespace {
 template <typename Ref>
 Ref root_ref(const std::shared_ptr<DocCore>& core, std::string_view name, ContainerType type) {
+  core->settled();  // (the handle getters' one entry point)
   ContainerId id = ContainerId::root(std::string(name), type);
   uint32_t idx = core->intern_container(id);
   core->mark_local_root(idx);
@@ -60,6 +61,7 @@ Ref root_ref(const std::shared_ptr<DocCore>& core, std::string_view name, Contai
 template <typename Ref>
 Result<Ref> any_ref(const std::shared_ptr<DocCore>& core, const ContainerId& id,
                     ContainerType type) {
+  core->settled();  // (the handle getters' one entry point)
   if (id.type() != type) {
     return invalid_argument("container " + id.to_string() + " is not a " +
                             std::string(container_type_name(type)));
@@ -75,35 +77,27 @@ Result<Ref> any_ref(const std::shared_ptr<DocCore>& core, const ContainerId& id,
 }  // namespace
 
 TextRef Doc::get_text(std::string_view name) {
-  settled();
   return root_ref<TextRef>(core_, name, ContainerType::kText);
 }
 ListRef Doc::get_list(std::string_view name) {
-  settled();
   return root_ref<ListRef>(core_, name, ContainerType::kList);
 }
 MapRef Doc::get_map(std::string_view name) {
-  settled();
   return root_ref<MapRef>(core_, name, ContainerType::kMap);
 }
 CounterRef Doc::get_counter(std::string_view name) {
-  settled();
   return root_ref<CounterRef>(core_, name, ContainerType::kCounter);
 }
 Result<TextRef> Doc::text(const ContainerId& id) {
-  settled();
   return any_ref<TextRef>(core_, id, ContainerType::kText);
 }
 Result<ListRef> Doc::list(const ContainerId& id) {
-  settled();
   return any_ref<ListRef>(core_, id, ContainerType::kList);
 }
 Result<MapRef> Doc::map(const ContainerId& id) {
-  settled();
   return any_ref<MapRef>(core_, id, ContainerType::kMap);
 }
 Result<CounterRef> Doc::counter(const ContainerId& id) {
-  settled();
   return any_ref<CounterRef>(core_, id, ContainerType::kCounter);
 }
 
@@ -232,7 +226,7 @@ Frontiers Doc::vv_to_frontiers(const VersionVector& vv) const {
 }
 
 Result<VersionOrder> Doc::compare(const Frontiers& a, const Frontiers& b) const {
-  settled();
+  // (frontiers_to_vv settles)
   WEFT_ASSIGN_OR_RETURN(VersionVector va, frontiers_to_vv(a));
   WEFT_ASSIGN_OR_RETURN(VersionVector vb, frontiers_to_vv(b));
   return va.compare(vb);
@@ -384,7 +378,6 @@ Value Doc::to_json() const {
   return core.doc_value(core.live());
 }
 std::string Doc::to_json_string() const {
-  settled();
   return to_json().to_json_string();
 }
 

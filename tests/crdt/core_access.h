@@ -20,8 +20,10 @@ namespace detail {
 struct CoreAccess {
   static std::vector<Change>& log(DocCore& core) { return core.changes; }
   static std::unique_ptr<State>& state(DocCore& core) { return core.state; }
-  static const DocCore::TypingBuffer& typing(const DocCore& core) { return core.typing; }
-  static Counter txn_len(const DocCore& core) { return core.txn_len; }
+  static const LocalEdit::TypingBuffer& typing(const DocCore& core) {
+    return core.local_edit().buffer();
+  }
+  static Counter txn_len(const DocCore& core) { return core.local_edit().len(); }
 };
 
 }  // namespace detail
