@@ -37,8 +37,8 @@ Status with_contents(ContainerState& cs, const Op& op, Counter n, Insert insert)
 // line: cold).
 [[gnu::noinline, gnu::cold]] Status op_error_context(const DocCore& core, Status st, uint32_t peer,
                                                      const Op& op) {
-  return st.with_context("op " + ID{core.peer_ids[peer], op.counter}.to_string() + " on " +
-                         core.containers[op.container].to_string());
+  return st.with_context("op " + ID{core.peer_table()[peer], op.counter}.to_string() + " on " +
+                         core.container_table()[op.container].to_string());
 }
 
 // Erases the `n` units of delete op `op` from a plain state: a forward run

@@ -220,9 +220,9 @@ int64_t ColumnReader::text_insert(Op& op, Status& err) {
   // The column lies inside the body: 8 bytes from text_'s start are readable
   // while text_ holds 8.
   if (text_.size() >= 8)
-    op.text.init_utf8_wide(text_.substr(0, at), n, core_.text_pool);
+    op.text.init_utf8_wide(text_.substr(0, at), n, core_.op_text_pool());
   else
-    op.text.init_utf8(text_.substr(0, at), n, core_.text_pool);
+    op.text.init_utf8(text_.substr(0, at), n, core_.op_text_pool());
   text_.remove_prefix(at);
   expected_[run_cid_] = op.pos + static_cast<int32_t>(n);
   del_model_.after_insert(op.container, op.pos, static_cast<int64_t>(n), op.counter);

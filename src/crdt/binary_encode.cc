@@ -232,7 +232,7 @@ void ColumnWriter::key(const std::string& k) {
 }
 
 void ColumnWriter::op(const Op& o) {
-  const uint32_t ci = tables_.cid(core_.containers[o.container]);
+  const uint32_t ci = tables_.cid(core_.container_table()[o.container]);
   kind_run(uint64_t{ci} << 3 | static_cast<uint64_t>(o.kind));
   ++ops_;
   if (seen_.size() <= o.container) seen_.resize(o.container + 1, false);
@@ -310,7 +310,7 @@ std::string DocCore::export_binary(const VersionVector& from, bool snapshot, boo
   // A snapshot carries the state when it is the op log's (attached, nothing
   // uncommitted) and plain (no style anchors).
   const bool with_state =
-      snapshot && from.empty() && txn_ops.empty() && !detached && !w.has_marks();
+      snapshot && from.empty() && edit_.ops().empty() && !detached && !w.has_marks();
   std::string state;
   if (with_state) write_state_section(*this, w.containers(), w.tables(), state);
   std::string raw;

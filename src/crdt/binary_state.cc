@@ -13,17 +13,17 @@ void write_state_section(const DocCore& core, const std::vector<uint32_t>& conta
                          BinaryTables& tables, std::string& out) {
   put_uvarint(out, containers.size());
   for (uint32_t idx : containers) {
-    put_uvarint(out, tables.cid(core.containers[idx]));
+    put_uvarint(out, tables.cid(core.container_table()[idx]));
     const ContainerState* cs =
-        idx < core.state->containers.size() ? core.state->containers[idx].get() : nullptr;
-    switch (core.containers[idx].type()) {
+        idx < core.live().containers.size() ? core.live().containers[idx].get() : nullptr;
+    switch (core.container_table()[idx].type()) {
       case ContainerType::kText: {
-        Value v = core.container_value(*core.state, idx, false);
+        Value v = core.container_value(core.live(), idx, false);
         put_bytes(out, v.kind() == Value::Kind::kString ? v.as_string() : std::string());
         break;
       }
       case ContainerType::kList: {
-        Value v = core.container_value(*core.state, idx, false);
+        Value v = core.container_value(core.live(), idx, false);
         const ValueList empty;
         const ValueList& l = v.kind() == Value::Kind::kList ? v.as_list() : empty;
         put_uvarint(out, l.size());
@@ -148,7 +148,7 @@ bool installable(const DocCore& core, ContainerType type) {
       return true;
     case ContainerType::kText:
     case ContainerType::kList:
-      return core.test_options().plain_enabled && core.state->plain;
+      return core.test_options().plain_enabled && core.live().plain;
     default:
       return false;
   }

@@ -14,6 +14,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "crdt/container_state.h"
@@ -21,6 +22,7 @@
 #include "crdt/op.h"
 #include "crdt/plain_state.h"
 #include "crdt/fugue_tracker.h"
+#include "crdt/local_edit.h"
 #include "crdt/small_vec.h"
 #include "weft/crdt/doc.h"
 
@@ -100,6 +102,8 @@ struct TestOptions {
 struct PartialStats {
   uint64_t begun = 0, skipped = 0, whole = 0;
 };
+
+struct DecodedBody;  // binary_codec.h
 
 class DocCore {
  public:
@@ -288,29 +292,24 @@ class DocCore {
     return detached ? detached_error() : Status();
   }
   static Status detached_error();
-  bool txn_open() const { return direct || !txn_ops.empty(); }
+  bool txn_open() const { return edit_.open(); }
+  bool direct_open() const { return edit_.direct(); }
+  // The uncommitted local edit (read only: it changes through DocCore).
+  const LocalEdit& local_edit() const { return edit_; }
+  size_t txn_op_count() const { return edit_.ops().size(); }
 
   // ---- the direct keystroke
   // A keystroke that opens a transaction which the commit would merge into
   // this peer's last change (see can_write_direct) writes its op straight
   // into that change — extending the change's last op or appending one —
   // instead of building a transaction op that the commit folds and drops.
-  // While `direct` is set the change holds those units beyond its `len`, and
-  // txn_ops is empty; the commit publishes them (commit_direct) or, when the
-  // general path must run, settle() first moves them back into txn_ops as
+  // While it is open (LocalEdit kDirect) the change holds those units beyond its `len`, and
+  // the transaction's ops is empty; the commit publishes them (commit_direct) or, when the
+  // general path must run, settle() first moves them back into the transaction's ops as
   // that path would hold them. Everything other than a keystroke continuing
   // the direct insert and a commit settles first: local_op, materialize, a
   // commit that cannot merge in place, and every Doc reader of the op log.
-  bool direct = false;
-  struct DirectTxn {
-    bool pushed = false;  // its op was appended to the change (else it extended the last op)
-    int32_t keep = 0;     // extended insert: code points the last op had before
-    // Extended delete: the last op's len / start_id before, and the keystroke's delete.
-    int32_t run_len = 0;
-    ID run_start;
-    int32_t pos = 0, len = 0;
-    ID start;
-  } direct_txn;
+
   // Whether a keystroke that opens a transaction now may write directly: the
   // general path would merge that transaction into this peer's last change
   // (the latest in the log, the state frontier right at its end; the commit
@@ -335,8 +334,7 @@ class DocCore {
     if (gathering || !commit_hooks.empty() || !local_update_subscribers.empty()) return false;
     Change& last = changes.back();
     if (!merges_into(last, options)) return false;
-    direct = false;
-    publish_into(last);
+    publish_into(last, edit_.end_direct());
     return true;
   }
   // The time and message half of Loro's commit-merge rule, shared by
@@ -364,12 +362,11 @@ class DocCore {
     if (options.timestamp || record_timestamp) ts = commit_timestamp(options);  // no call: 0
     return merge_rule_allows(last.timestamp, last.msg, ts, options.message);
   }
-  // Counts the open transaction's units into `last` (this peer's change,
-  // the latest in the log) and moves the op log's version and both
-  // frontiers to its end.
-  void publish_into(Change& last) {
-    last.len += txn_len;
-    txn_len = 0;
+  // Counts `units` of the uncommitted edit (its units, taken from it) into
+  // `last` (this peer's change, the latest in the log) and moves the op
+  // log's version and both frontiers to its end.
+  void publish_into(Change& last, Counter units) {
+    last.len += units;
     const Counter end = last.end();
     // This peer's change is in the log, so its entry exists (no resize).
     oplog_vv.ends[self] = end;
@@ -386,25 +383,22 @@ class DocCore {
   // otherwise (the caller takes that path).
   [[gnu::always_inline]] bool lane_insert(uint32_t idx, size_t pos, char ch) {
     if (static_cast<unsigned char>(ch) >= 0x80 || detached) return false;
-    if (!direct && (!txn_ops.empty() || !can_write_direct())) return false;
+    const bool direct = edit_.direct();
+    if (!direct && (!edit_.ops().empty() || !can_write_direct())) return false;
     Change& last = changes.back();
     Op& run = last.ops.back();
     if (!continues_insert(run, idx, static_cast<int64_t>(pos))) return false;
     const auto keep = static_cast<int32_t>(run.text.size());
     PlainSeq* plain = lane_plain(idx);
-    const Counter counter = direct ? txn_start + txn_len : last.end();
+    const Counter counter = direct ? edit_.start() + edit_.len() : last.end();
     if (!plain || !plain->lane_type(self, counter, pos, ch)) return false;
     advance_vv(*state, self, counter + 1);
     run.text.append_utf8(std::string_view(&ch, 1), 1, &text_pool);
     if (direct) {
-      ++txn_len;
+      edit_.extend(1);
       return true;
     }
-    direct_txn.pushed = false;
-    direct_txn.keep = keep;
-    direct = true;
-    txn_start = counter;
-    txn_len = 1;
+    edit_.begin_direct_extend(counter, keep);
     return true;
   }
   // Backspace / forward delete: erasing the one unit at unicode position
@@ -413,7 +407,7 @@ class DocCore {
   // check_editable + id_at + local_delete_run; false with nothing changed
   // otherwise.
   [[gnu::always_inline]] bool lane_erase(uint32_t idx, size_t pos) {
-    if (direct || detached || !txn_ops.empty() || !can_write_direct()) return false;
+    if (edit_.open() || detached || !can_write_direct()) return false;
     PlainSeq* plain = lane_plain(idx);
     uint32_t id_peer = 0;
     int32_t id_counter = 0;
@@ -448,25 +442,17 @@ class DocCore {
   // keystrokes reach the state at the next read or other edit and no reader
   // sees them missing. Bounded: a full buffer flushes. (A const reader may
   // flush: a Doc is not thread-safe, see doc.h.)
-  static constexpr uint32_t kTypingMax = 128;
-  static_assert(kTypingMax >= 8, "the flush reads 8 bytes of the buffer at once");
-  struct TypingBuffer {
-    uint32_t n = 0;          // bytes held (0: empty, the fields below unused)
-    uint32_t committed = 0;  // how many of them default commits covered
-    uint32_t idx = 0;        // the Text container
-    bool fresh = false;      // the bytes start a new op (else they extend the last one)
-    size_t pos = 0;          // unicode position of bytes[0]
-    char bytes[kTypingMax];
-  } typing;
+  static constexpr uint32_t kTypingMax = LocalEdit::kTypingMax;
+  using TypingBuffer = LocalEdit::TypingBuffer;
   // Buffers ASCII `ch` typed at unicode position `pos` of Text `idx` when it
   // continues the buffer (or begins one, see begin_typing); false otherwise,
   // with the buffer flushed and nothing else changed (the lane and the
   // general path then run). Inline: every keystroke asks.
   [[gnu::always_inline]] bool type_on(uint32_t idx, size_t pos, char ch) {
-    if (typing.n != 0) return type_on_end(idx, pos, ch) || retype(idx, pos, ch);
+    if (edit_.typing()) return edit_.type_on_end(idx, pos, ch) || retype(idx, pos, ch);
     // An open transaction (a many-op one, or the lane's direct keystroke)
     // keeps its own paths, without a call here.
-    if (direct || !txn_ops.empty()) return false;
+    if (edit_.open()) return false;
     return begin_typing(idx, pos, ch);
   }
   // type_on's first case alone: ASCII `ch` at the buffer's end, into the same
@@ -474,18 +460,12 @@ class DocCore {
   // left; false with nothing changed otherwise. (The buffer is never open
   // under auto-commit: set_auto_commit flushes it and begin_typing refuses.)
   [[gnu::always_inline]] bool type_on_end(uint32_t idx, size_t pos, char ch) {
-    TypingBuffer& t = typing;
-    if (t.n == 0 || pos != t.pos + t.n || idx != t.idx || t.n >= kTypingMax ||
-        static_cast<unsigned char>(ch) >= 0x80) {
-      return false;
-    }
-    t.bytes[t.n++] = ch;
-    return true;
+    return edit_.type_on_end(idx, pos, ch);
   }
   // Starts the buffer with `ch` when the lane's conditions for a keystroke
   // that opens a transaction hold (see the block comment); false with
-  // nothing changed otherwise. REQUIRES: typing.n == 0, !direct,
-  // txn_ops.empty().
+  // nothing changed otherwise. REQUIRES: no uncommitted edit
+  // (LocalEdit kNone).
   bool begin_typing(uint32_t idx, size_t pos, char ch);
   // type_on's case for a key that does not continue the buffer: flushes it,
   // then buffers `ch` as begin_typing would (false when it would not).
@@ -498,20 +478,23 @@ class DocCore {
       flush_typing_now();
       return false;
     }
-    typing.committed = typing.n;
+    edit_.count_committed();
     return true;
   }
+  bool typing_buffered() const { return edit_.typing(); }
+  // commit_typing's default-options case. REQUIRES: typing_buffered().
+  void count_typing_committed() { edit_.count_committed(); }
   // Applies the buffered keystrokes (no-op when there are none). Inline:
   // every entry point asks.
   void flush_typing() {
-    if (typing.n != 0) flush_typing_now();
+    if (edit_.typing()) flush_typing_now();
   }
   void flush_typing_now();
   // The one entry point of every reader and of every edit other than a
   // typed-on key (Doc and handle methods, the UndoManager, revert_to):
   // applies the typing buffer, so that what follows sees the buffered keys
   // as applied, and returns this core. (A direct keystroke stays: it is in
-  // the state already; settle() below moves it into txn_ops for the paths
+  // the state already; settle() below moves it into the transaction's ops for the paths
   // that need the general form.)
   DocCore& settled() {
     flush_typing();
@@ -520,13 +503,13 @@ class DocCore {
   // Opens the direct keystroke for a delete of `n` units at `pos` whose ids
   // start at `start`, already erased from the plain state: advances the
   // version and extends this peer's last change's last op or appends one.
-  // REQUIRES: !direct, txn_ops.empty(), can_write_direct().
+  // REQUIRES: no uncommitted edit, can_write_direct().
   void direct_delete(uint32_t idx, int32_t pos, int32_t n, const ID& start);
-  // Moves a direct keystroke back into txn_ops (no-op otherwise), after
+  // Moves a direct keystroke back into the transaction's ops (no-op otherwise), after
   // flushing the typing buffer. Inline: every reader asks.
   void settle() {
     flush_typing();
-    if (direct) settle_direct();
+    if (edit_.direct()) settle_direct();
   }
   void settle_direct();
 
@@ -550,6 +533,133 @@ class DocCore {
   Result<std::vector<Change>> decode_loro_binary(std::string_view data);
   std::vector<std::pair<ID, std::string>> encode_loro_blocks(const VersionVector& from) const;
   std::string export_loro_binary(const VersionVector& from, bool snapshot) const;
+
+  // ---- narrow access for the rest of the engine: Doc (doc.cc), the
+  // handles (handles.cc), the UndoManager (undo.cc), revert.cc, the codecs
+  // and the tests (tests/crdt/core_access.h). The data members are private:
+  // what other files read or change goes through these.
+  PeerId local_peer() const { return peer; }
+  uint32_t self_index() const { return self; }
+  // Makes `p` this doc's peer (its later changes' author).
+  void set_local_peer(PeerId p) {
+    peer = p;
+    self = intern_peer(p);
+  }
+  const std::vector<PeerId>& peer_table() const { return peer_ids; }
+  // The dense index of real peer `p` (nullopt when the doc never saw it).
+  std::optional<uint32_t> find_peer(PeerId p) const {
+    auto it = peer_index.find(p);
+    if (it == peer_index.end()) return std::nullopt;
+    return it->second;
+  }
+  const std::vector<ContainerId>& container_table() const { return containers; }
+  // The dense index of container `id` (nullopt when not interned).
+  std::optional<uint32_t> find_container(const ContainerId& id) const {
+    auto it = container_index.find(id);
+    if (it == container_index.end()) return std::nullopt;
+    return it->second;
+  }
+  // Marks root `idx` as requested through get_* (to_json shows it).
+  void mark_local_root(uint32_t idx) { local_roots[idx] = true; }
+  // The op log's changes, in their topological order.
+  const std::vector<Change>& log() const { return changes; }
+  const DenseVv& oplog_version() const { return oplog_vv; }
+  const Frontiers& oplog_heads() const { return oplog_frontiers; }
+  const Frontiers& state_heads() const { return state_frontiers; }
+  // The live state (what the doc shows).
+  State& live() { return *state; }
+  const State& live() const { return *state; }
+  // Installs `next` as the live state at `heads` (detached: an older
+  // version than the op log's) and returns the one it replaces.
+  std::unique_ptr<State> replace_live(std::unique_ptr<State> next, Frontiers heads,
+                                      bool detach) {
+    std::unique_ptr<State> before = std::move(state);
+    state = std::move(next);
+    state_frontiers = std::move(heads);
+    detached = detach;
+    return before;
+  }
+  bool is_detached() const { return detached; }
+  void set_detached() { detached = true; }
+  bool auto_commits() const { return auto_commit; }
+  // Sets auto-commit and returns what it was (callers that edit in several
+  // steps turn it off and restore it).
+  bool set_auto_commit(bool on) { return std::exchange(auto_commit, on); }
+  void set_record_timestamp(bool on) { record_timestamp = on; }
+  void set_merge_interval(int64_t seconds) { merge_interval = seconds; }
+  // The origin tag events of the import in progress carry ("" after it).
+  void set_import_origin(std::string origin) { import_origin = std::move(origin); }
+  // The counter of this peer's next op (inside the open edit, if any).
+  Counter next_counter() const { return txn_open() ? edit_.start() + edit_.len() : oplog_vv.get(self); }
+  bool gathering_events() const { return gathering; }
+  // delete_units' scratch runs (handles.cc keeps their capacity here).
+  std::vector<Seq::Run>& delete_runs_scratch() { return delete_runs; }
+  OpTextPool& op_text_pool() { return text_pool; }
+  // Subscribers, local-update subscribers and commit hooks (the UndoManager's),
+  // each with an id from one counter; removing an unknown id does nothing.
+  uint64_t add_subscriber(std::optional<uint32_t> container, EventCallback callback) {
+    const uint64_t id = next_subscriber++;
+    subscribers.push_back({id, container, std::move(callback)});
+    return id;
+  }
+  void remove_subscriber(uint64_t id) {
+    std::erase_if(subscribers, [&](const Subscriber& s) { return s.id == id; });
+  }
+  uint64_t add_local_update_subscriber(LocalUpdateCallback callback) {
+    const uint64_t id = next_subscriber++;
+    local_update_subscribers.emplace_back(id, std::move(callback));
+    return id;
+  }
+  void remove_local_update_subscriber(uint64_t id) {
+    std::erase_if(local_update_subscribers, [&](const auto& s) { return s.first == id; });
+  }
+  uint64_t add_commit_hook(std::function<void(const CommitRecord&)> hook) {
+    const uint64_t id = next_subscriber++;
+    commit_hooks.emplace_back(id, std::move(hook));
+    return id;
+  }
+  void remove_commit_hook(uint64_t id) {
+    std::erase_if(commit_hooks, [&](const auto& h) { return h.first == id; });
+  }
+  // A new core holding `src`'s history up to `vv` (nullptr: all of it) and
+  // its state there, for peer `peer` (Doc::fork, Doc::fork_at; doc.cc).
+  static std::shared_ptr<DocCore> copy_history(const DocCore& src, const DenseVv* vv, PeerId peer);
+
+  // Opens the transaction (if none is open) the way local_op does (inline:
+  // every keystroke asks).
+  void open_txn() {
+    if (!edit_.ops().empty()) return;
+    edit_.begin_txn(oplog_vv.get(self));
+    // After a local commit the state frontier is one ID: no vector copy.
+    if (state_frontiers.size() == 1)
+      edit_.deps().assign(state_frontiers.ids()[0]);
+    else
+      copy_txn_deps();
+    if (has_subscribers()) begin_events();
+  }
+  void copy_txn_deps();
+  // Marks an import or a replay: trackers that materialize makes inside it
+  // are temporary (fold_trackers folds them back).
+  struct FoldScope {
+    explicit FoldScope(DocCore& core) : core_(core) { ++core_.fold_scope; }
+    ~FoldScope() { --core_.fold_scope; }
+    FoldScope(const FoldScope&) = delete;
+    FoldScope& operator=(const FoldScope&) = delete;
+    DocCore& core_;
+  };
+  // Tests' switches (see TestOptions) and the partial tracker's counters.
+  TestOptions& test_options() { return test_; }
+  const TestOptions& test_options() const { return test_; }
+  const PartialStats& partial_stats() const { return partial_stats_; }
+
+ private:
+  // The one codec that is part of the core: a snapshot's state section
+  // installs the op log and the live state together, without replay
+  // (binary_state.cc).
+  friend bool can_install_snapshot(const DocCore& core, const DecodedBody& body);
+  friend ImportStatus install_snapshot(DocCore& core, DecodedBody& body);
+  // Tests' door (tests/crdt/core_access.h): writes that only tests make.
+  friend struct CoreAccess;
 
   // Long texts of decoded ops (see OpTextPool). Declared first: destroyed
   // after every op that may point into it.
@@ -579,42 +689,14 @@ class DocCore {
   bool detached = false;
   Frontiers state_frontiers;
 
-  // open transaction
-  OpList txn_ops;  // (an OpList: the commit hands its array to the change)
-  std::vector<std::optional<Value>> txn_map_prev;  // aligned with txn_ops; may end early
-  Counter txn_start = 0;
-  Counter txn_len = 0;
-  Frontiers txn_deps;
-  // Opens the transaction (if none is open) the way local_op does (inline:
-  // every keystroke asks).
-  void open_txn() {
-    if (!txn_ops.empty()) return;
-    txn_start = oplog_vv.get(self);
-    txn_len = 0;
-    // After a local commit the state frontier is one ID: no vector copy.
-    if (state_frontiers.size() == 1)
-      txn_deps.assign(state_frontiers.ids()[0]);
-    else
-      copy_txn_deps();
-    if (has_subscribers()) begin_events();
-  }
-  void copy_txn_deps();
+  // The uncommitted local edit: the typing buffer, the direct keystroke or
+  // the open transaction (see local_edit.h).
+  LocalEdit edit_;
 
   std::string import_origin;  // origin tag of the import in progress (for events)
   // Inside an import or a replay (build_state): trackers materialize makes
   // are temporary (they fold back at its end).
   int fold_scope = 0;
-  struct FoldScope {
-    explicit FoldScope(DocCore& core) : core_(core) { ++core_.fold_scope; }
-    ~FoldScope() { --core_.fold_scope; }
-    FoldScope(const FoldScope&) = delete;
-    FoldScope& operator=(const FoldScope&) = delete;
-    DocCore& core_;
-  };
-  // Tests' switches (see TestOptions) and the partial tracker's counters.
-  TestOptions& test_options() { return test_; }
-  const TestOptions& test_options() const { return test_; }
-  const PartialStats& partial_stats() const { return partial_stats_; }
   bool auto_commit = false;
   bool record_timestamp = false;
   int64_t merge_interval = 1000;
@@ -628,7 +710,6 @@ class DocCore {
   std::map<uint32_t, Value> before_values;
   int emitting = 0;
 
- private:
   TestOptions test_;
   PartialStats partial_stats_;
 };

@@ -38,29 +38,30 @@ detail::DocCore& Doc::settled() const { return core_->settled(); }
 // doc as if the buffered keystrokes were applied.
 PeerId Doc::peer_id() const {
   detail::DocCore& core = settled();
-  return core.peer;
+  return core.local_peer();
 }
 
 Status Doc::set_peer_id(PeerId peer) {
   detail::DocCore& core = settled();
   if (peer == kReservedPeer) return invalid_argument("peer id u64::MAX is reserved");
   WEFT_RETURN_IF_ERROR(core.commit({}));
-  core.peer = peer;
-  core.self = core.intern_peer(peer);
+  core.set_local_peer(peer);
   return Status();
 }
 
 namespace {
 template <typename Ref>
 Ref root_ref(const std::shared_ptr<DocCore>& core, std::string_view name, ContainerType type) {
+  core->settled();  // (the handle getters' one entry point)
   ContainerId id = ContainerId::root(std::string(name), type);
   uint32_t idx = core->intern_container(id);
-  core->local_roots[idx] = true;
+  core->mark_local_root(idx);
   return Ref(core, std::move(id));
 }
 template <typename Ref>
 Result<Ref> any_ref(const std::shared_ptr<DocCore>& core, const ContainerId& id,
                     ContainerType type) {
+  core->settled();  // (the handle getters' one entry point)
   if (id.type() != type) {
     return invalid_argument("container " + id.to_string() + " is not a " +
                             std::string(container_type_name(type)));
@@ -68,7 +69,7 @@ Result<Ref> any_ref(const std::shared_ptr<DocCore>& core, const ContainerId& id,
   if (id.is_root()) {
     if (!is_valid_root_name(id.name())) return invalid_argument("invalid root container name");
     core->intern_container(id);
-  } else if (!core->container_index.count(id)) {
+  } else if (!core->find_container(id)) {
     return not_found("container " + id.to_string() + " does not exist in this doc");
   }
   return Ref(core, id);
@@ -76,47 +77,39 @@ Result<Ref> any_ref(const std::shared_ptr<DocCore>& core, const ContainerId& id,
 }  // namespace
 
 TextRef Doc::get_text(std::string_view name) {
-  settled();
   return root_ref<TextRef>(core_, name, ContainerType::kText);
 }
 ListRef Doc::get_list(std::string_view name) {
-  settled();
   return root_ref<ListRef>(core_, name, ContainerType::kList);
 }
 MapRef Doc::get_map(std::string_view name) {
-  settled();
   return root_ref<MapRef>(core_, name, ContainerType::kMap);
 }
 CounterRef Doc::get_counter(std::string_view name) {
-  settled();
   return root_ref<CounterRef>(core_, name, ContainerType::kCounter);
 }
 Result<TextRef> Doc::text(const ContainerId& id) {
-  settled();
   return any_ref<TextRef>(core_, id, ContainerType::kText);
 }
 Result<ListRef> Doc::list(const ContainerId& id) {
-  settled();
   return any_ref<ListRef>(core_, id, ContainerType::kList);
 }
 Result<MapRef> Doc::map(const ContainerId& id) {
-  settled();
   return any_ref<MapRef>(core_, id, ContainerType::kMap);
 }
 Result<CounterRef> Doc::counter(const ContainerId& id) {
-  settled();
   return any_ref<CounterRef>(core_, id, ContainerType::kCounter);
 }
 
 Result<Value> Doc::get_value(const ContainerId& id) const {
   detail::DocCore& core = settled();
-  auto it = core.container_index.find(id);
-  if (it == core.container_index.end()) {
+  const std::optional<uint32_t> idx = core.find_container(id);
+  if (!idx) {
     if (id.is_root())
-      return core.container_value(*core.state, core.intern_container(id), true);
+      return core.container_value(core.live(), core.intern_container(id), true);
     return not_found("container " + id.to_string() + " does not exist in this doc");
   }
-  return core.container_value(*core.state, it->second, true);
+  return core.container_value(core.live(), *idx, true);
 }
 
 namespace {
@@ -124,8 +117,8 @@ namespace {
 // commit calls then save no registers for their keystroke case.
 [[gnu::noinline]] Status commit_unbuffered(detail::DocCore& core, const CommitOptions& options) {
   // The keystroke commits without the general path's call frame.
-  if (core.direct && core.commit_direct(options)) return Status();
-  if (core.txn_ops.size() == 1 && core.commit_in_place(options)) return Status();
+  if (core.direct_open() && core.commit_direct(options)) return Status();
+  if (core.txn_op_count() == 1 && core.commit_in_place(options)) return Status();
   return core.commit(options);
 }
 
@@ -135,35 +128,35 @@ const CommitOptions kDefaultCommit{};
 }  // namespace
 
 Status Doc::commit() {
-  if (core_->typing.n != 0) {  // commit_typing's default-options case
-    core_->typing.committed = core_->typing.n;
+  if (core_->typing_buffered()) {  // commit_typing's default-options case
+    core_->count_typing_committed();
     return Status();
   }
   return commit_unbuffered(*core_, kDefaultCommit);
 }
 Status Doc::commit(const CommitOptions& options) {
   // Buffered keystrokes: a default commit is a count (see DocCore::typing).
-  if (core_->typing.n != 0 && core_->commit_typing(options)) return Status();
+  if (core_->typing_buffered() && core_->commit_typing(options)) return Status();
   return commit_unbuffered(*core_, options);
 }
 void Doc::set_auto_commit(bool on) {
   detail::DocCore& core = settled();
-  core.auto_commit = on;
+  core.set_auto_commit(on);
 }
 void Doc::set_record_timestamp(bool on) {
   detail::DocCore& core = settled();
-  core.record_timestamp = on;
+  core.set_record_timestamp(on);
 }
 void Doc::set_change_merge_interval(int64_t seconds) {
   detail::DocCore& core = settled();
-  core.merge_interval = seconds;
+  core.set_merge_interval(seconds);
 }
 
 Result<ImportStatus> Doc::import(std::string_view data, std::string_view origin) {
   detail::DocCore& core = settled();
   WEFT_RETURN_IF_ERROR(core.commit({}));
   Result<ImportStatus> result = ImportStatus();
-  core.import_origin = std::string(origin);
+  core.set_import_origin(std::string(origin));
   if (detail::is_weft_binary(data)) {
     result = core.import_binary(data);
   } else if (detail::loro::is_loro_binary(data)) {
@@ -173,7 +166,7 @@ Result<ImportStatus> Doc::import(std::string_view data, std::string_view origin)
     auto changes = core.decode_json(data);
     result = changes.ok() ? core.import_changes(std::move(*changes)) : changes.status();
   }
-  core.import_origin.clear();
+  core.set_import_origin({});
   return result;
 }
 
@@ -201,19 +194,19 @@ std::string Doc::export_snapshot(SnapshotCompression compression) const {
 
 VersionVector Doc::version() const {
   detail::DocCore& core = settled();
-  return core.to_public(core.state->vv);
+  return core.to_public(core.live().vv);
 }
 VersionVector Doc::oplog_version() const {
   detail::DocCore& core = settled();
-  return core.to_public(core.oplog_vv);
+  return core.to_public(core.oplog_version());
 }
 Frontiers Doc::frontiers() const {
   detail::DocCore& core = settled();
-  return core.state_frontiers;
+  return core.state_heads();
 }
 Frontiers Doc::oplog_frontiers() const {
   detail::DocCore& core = settled();
-  return core.oplog_frontiers;
+  return core.oplog_heads();
 }
 
 Result<VersionVector> Doc::frontiers_to_vv(const Frontiers& frontiers) const {
@@ -226,15 +219,14 @@ Frontiers Doc::vv_to_frontiers(const VersionVector& vv) const {
   core_->settle();
   detail::DenseVv d;
   for (const auto& [p, c] : vv.entries()) {
-    auto it = core_->peer_index.find(p);
-    if (it != core_->peer_index.end())
-      d.set(it->second, std::min(c, core_->oplog_vv.get(it->second)));
+    if (const std::optional<uint32_t> idx = core_->find_peer(p))
+      d.set(*idx, std::min(c, core_->oplog_version().get(*idx)));
   }
   return core_->dense_to_frontiers(d);
 }
 
 Result<VersionOrder> Doc::compare(const Frontiers& a, const Frontiers& b) const {
-  settled();
+  // (frontiers_to_vv settles)
   WEFT_ASSIGN_OR_RETURN(VersionVector va, frontiers_to_vv(a));
   WEFT_ASSIGN_OR_RETURN(VersionVector vb, frontiers_to_vv(b));
   return va.compare(vb);
@@ -243,13 +235,13 @@ Result<VersionOrder> Doc::compare(const Frontiers& a, const Frontiers& b) const 
 size_t Doc::change_count() const { return changes().size(); }
 size_t Doc::op_count() const {
   detail::DocCore& core = settled();
-  return static_cast<size_t>(core.oplog_vv.total());
+  return static_cast<size_t>(core.oplog_version().total());
 }
 
 std::vector<ChangeMeta> Doc::changes() const {
   core_->settle();
   std::vector<ChangeMeta> out;
-  const auto& changes = core_->changes;
+  const auto& changes = core_->log();
   for (size_t i = 0; i < changes.size(); ++i) {
     const detail::Change& ch = changes[i];
     // A change the commit-merge rule joins to the ones before (the log keeps
@@ -259,15 +251,14 @@ std::vector<ChangeMeta> Doc::changes() const {
       out.back().len += ch.len;
       continue;
     }
-    out.push_back({ID{core_->peer_ids[ch.peer], ch.counter}, ch.len, ch.lamport, ch.timestamp,
+    out.push_back({ID{core_->peer_table()[ch.peer], ch.counter}, ch.len, ch.lamport, ch.timestamp,
                    ch.msg, ch.deps});
   }
   return out;
 }
 
-namespace {
-// A new core with the history of `src` up to `vv` (all when nullptr).
-std::shared_ptr<DocCore> copy_history(const DocCore& src, const detail::DenseVv* vv, PeerId peer) {
+std::shared_ptr<DocCore> DocCore::copy_history(const DocCore& src, const detail::DenseVv* vv,
+                                               PeerId peer) {
   auto core = std::make_shared<DocCore>(peer);
   // Changes name their peer by dense index: keep src's indexes (the
   // constructor interned the new peer first, which would shift them).
@@ -315,19 +306,18 @@ std::shared_ptr<DocCore> copy_history(const DocCore& src, const detail::DenseVv*
   core->state_frontiers = core->oplog_frontiers;
   return core;
 }
-}  // namespace
 
 Doc Doc::fork() const {
   detail::DocCore& core = settled();
   core.commit({}).ignore_error();
-  return Doc(copy_history(core, nullptr, random_peer()));
+  return Doc(DocCore::copy_history(core, nullptr, random_peer()));
 }
 
 Result<Doc> Doc::fork_at(const Frontiers& frontiers) const {
   detail::DocCore& core = settled();
   core.commit({}).ignore_error();
   WEFT_ASSIGN_OR_RETURN(detail::DenseVv vv, core.frontiers_to_dense(frontiers));
-  return Doc(copy_history(core, &vv, random_peer()));
+  return Doc(DocCore::copy_history(core, &vv, random_peer()));
 }
 
 Status Doc::checkout(const Frontiers& frontiers) {
@@ -336,35 +326,32 @@ Status Doc::checkout(const Frontiers& frontiers) {
   WEFT_ASSIGN_OR_RETURN(detail::DenseVv vv, core.frontiers_to_dense(frontiers));
   WEFT_ASSIGN_OR_RETURN(auto st,
                         core.build_state(vv, true, detail::DocCore::PlainIds::kDeferred));
-  std::unique_ptr<detail::State> before = std::move(core.state);
-  core.state = std::move(st);
-  core.state_frontiers = core.dense_to_frontiers(vv);
-  core.detached = !(vv.total() == core.oplog_vv.total());
+  const bool detach = vv.total() != core.oplog_version().total();
+  std::unique_ptr<detail::State> before =
+      core.replace_live(std::move(st), core.dense_to_frontiers(vv), detach);
   core.emit_all_diff(*before, EventTrigger::kCheckout);
   return Status();
 }
 
 Status Doc::checkout_to_latest() {
   detail::DocCore& core = settled();
-  if (!core.detached) return Status();
-  WEFT_ASSIGN_OR_RETURN(
-      auto st, core.build_state(core.oplog_vv, true, detail::DocCore::PlainIds::kDeferred));
-  std::unique_ptr<detail::State> before = std::move(core.state);
-  core.state = std::move(st);
-  core.state_frontiers = core.oplog_frontiers;
-  core.detached = false;
+  if (!core.is_detached()) return Status();
+  WEFT_ASSIGN_OR_RETURN(auto st, core.build_state(core.oplog_version(), true,
+                                                  detail::DocCore::PlainIds::kDeferred));
+  std::unique_ptr<detail::State> before =
+      core.replace_live(std::move(st), core.oplog_heads(), false);
   core.emit_all_diff(*before, EventTrigger::kCheckout);
   return Status();
 }
 
 bool Doc::is_detached() const {
   detail::DocCore& core = settled();
-  return core.detached;
+  return core.is_detached();
 }
 void Doc::detach() {
   detail::DocCore& core = settled();
   core.commit({}).ignore_error();
-  core.detached = true;
+  core.set_detached();
 }
 Status Doc::attach() {
   settled();
@@ -378,8 +365,8 @@ Result<std::vector<ContainerDiff>> Doc::diff(const Frontiers& from, const Fronti
   WEFT_ASSIGN_OR_RETURN(auto sa, core_->build_state(a, true, detail::DocCore::PlainIds::kDeferred));
   WEFT_ASSIGN_OR_RETURN(auto sb, core_->build_state(b, true, detail::DocCore::PlainIds::kDeferred));
   std::vector<ContainerDiff> out;
-  for (uint32_t i = 0; i < core_->containers.size(); ++i) {
-    auto d = detail::diff_values(core_->containers[i], core_->container_value(*sa, i, false),
+  for (uint32_t i = 0; i < core_->container_table().size(); ++i) {
+    auto d = detail::diff_values(core_->container_table()[i], core_->container_value(*sa, i, false),
                                  core_->container_value(*sb, i, false));
     if (d) out.push_back(std::move(*d));
   }
@@ -388,10 +375,9 @@ Result<std::vector<ContainerDiff>> Doc::diff(const Frontiers& from, const Fronti
 
 Value Doc::to_json() const {
   detail::DocCore& core = settled();
-  return core.doc_value(*core.state);
+  return core.doc_value(core.live());
 }
 std::string Doc::to_json_string() const {
-  settled();
   return to_json().to_json_string();
 }
 
@@ -404,38 +390,29 @@ const std::shared_ptr<DocCore>& Doc::core() const {
 
 Subscription Doc::subscribe_root(EventCallback callback) {
   detail::DocCore& core = settled();
-  uint64_t id = core.next_subscriber++;
-  core.subscribers.push_back({id, std::nullopt, std::move(callback)});
+  const uint64_t id = core.add_subscriber(std::nullopt, std::move(callback));
   std::weak_ptr<DocCore> weak = core_;
   return Subscription([weak, id] {
-    if (auto c = weak.lock()) {
-      std::erase_if(c->subscribers, [&](const detail::Subscriber& s) { return s.id == id; });
-    }
+    if (auto c = weak.lock()) c->remove_subscriber(id);
   });
 }
 
 Subscription Doc::subscribe(const ContainerId& container, EventCallback callback) {
   detail::DocCore& core = settled();
-  uint64_t id = core.next_subscriber++;
-  uint32_t idx = core.intern_container(container);
-  core.subscribers.push_back({id, idx, std::move(callback)});
+  const uint32_t idx = core.intern_container(container);
+  const uint64_t id = core.add_subscriber(idx, std::move(callback));
   std::weak_ptr<DocCore> weak = core_;
   return Subscription([weak, id] {
-    if (auto c = weak.lock()) {
-      std::erase_if(c->subscribers, [&](const detail::Subscriber& s) { return s.id == id; });
-    }
+    if (auto c = weak.lock()) c->remove_subscriber(id);
   });
 }
 
 Subscription Doc::subscribe_local_update(LocalUpdateCallback callback) {
   detail::DocCore& core = settled();
-  uint64_t id = core.next_subscriber++;
-  core.local_update_subscribers.emplace_back(id, std::move(callback));
+  const uint64_t id = core.add_local_update_subscriber(std::move(callback));
   std::weak_ptr<DocCore> weak = core_;
   return Subscription([weak, id] {
-    if (auto c = weak.lock()) {
-      std::erase_if(c->local_update_subscribers, [&](const auto& s) { return s.first == id; });
-    }
+    if (auto c = weak.lock()) c->remove_local_update_subscriber(id);
   });
 }
 

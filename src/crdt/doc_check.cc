@@ -86,15 +86,11 @@ Status DocCore::check(bool deep) const {
     }
   }
   // ---- uncommitted local edit: one form at a time.
-  if (direct && !txn_ops.empty()) return broken("a direct keystroke and transaction ops at once");
-  if (typing.n > kTypingMax || typing.committed > typing.n)
-    return broken("typing buffer counts out of range");
-  if (typing.n != 0 && (txn_ops.size() != 0 || detached))
-    return broken("typing buffer beside an open transaction or a checkout");
-  if (txn_open() && txn_start != oplog_vv.get(self))
+  if (const char* rule = edit_.check()) return broken(rule);
+  if (edit_.typing() && detached) return broken("typing buffer beside a checkout");
+  if (txn_open() && edit_.start() != oplog_vv.get(self))
     return broken("the open transaction does not start at the op log's end");
-  if (!txn_open() && txn_len != 0) return broken("units counted for a closed transaction");
-  if (direct) {
+  if (edit_.direct()) {
     if (changes.empty() || changes.back().peer != self)
       return broken("a direct keystroke without this peer's change last in the log");
   }
@@ -106,11 +102,11 @@ Status DocCore::check(bool deep) const {
     if (!oplog_vv.includes_all(s.vv)) return broken("a checkout past the op log");
   } else {
     DenseVv want = oplog_vv;
-    if (txn_open()) want.set(self, txn_start + txn_len);
+    if (txn_open()) want.set(self, edit_.start() + edit_.len());
     if (!same_vv(s.vv, want)) {
       return broken("state version " + vv_string(s.vv) + " is not the op log's " +
                     vv_string(oplog_vv) + " plus the open transaction's " +
-                    std::to_string(txn_open() ? txn_len : 0) + " units");
+                    std::to_string(txn_open() ? edit_.len() : 0) + " units");
     }
   }
   // ---- containers.

@@ -35,12 +35,12 @@ const detail::ContainerState* cstate_if(const DocCore& core, const ContainerId& 
                                         uint32_t cached) {
   uint32_t idx = cached;
   if (idx == UINT32_MAX) {
-    auto it = core.container_index.find(id);
-    if (it == core.container_index.end()) return nullptr;
-    idx = it->second;
+    auto it = core.find_container(id);
+    if (!it) return nullptr;
+    idx = *it;
   }
-  if (idx >= core.state->containers.size()) return nullptr;
-  return core.state->containers[idx].get();
+  if (idx >= core.live().containers.size()) return nullptr;
+  return core.live().containers[idx].get();
 }
 
 // Out of line: building the default CommitOptions is most of a call site.
@@ -48,20 +48,16 @@ const detail::ContainerState* cstate_if(const DocCore& core, const ContainerId& 
 
 // Auto-commits after a successful edit (inline: every keystroke passes here).
 inline Status finish(DocCore& core, Status st) {
-  if (st.ok() && core.auto_commit) return commit_now(core);
+  if (st.ok() && core.auto_commits()) return commit_now(core);
   return st;
 }
 
 // container_state of the live state without its out-of-line call when the
 // container's state exists (the keystroke case).
 detail::ContainerState& live_state(DocCore& core, uint32_t idx) {
-  const auto& slots = core.state->containers;
+  const auto& slots = core.live().containers;
   if (idx < slots.size() && slots[idx]) return *slots[idx];
-  return core.container_state(*core.state, idx);
-}
-
-Counter next_counter(const DocCore& core) {
-  return core.txn_open() ? core.txn_start + core.txn_len : core.oplog_vv.get(core.self);
+  return core.container_state(core.live(), idx);
 }
 
 // OK when `v` can be stored as a plain value: no container reference in it
@@ -92,12 +88,12 @@ Status check_plain_value(const Value& v, std::string_view container_error, size_
 // each op's position is valid after the previous ones. `runs`: a scratch list.
 Status delete_units_using(DocCore& core, uint32_t idx, size_t from, size_t to,
                           std::vector<detail::Seq::Run>& runs) {
-  detail::ContainerState* cs = &core.container_state(*core.state, idx);
+  detail::ContainerState* cs = &core.container_state(core.live(), idx);
   if (cs->plain && !cs->plain->ids_known()) {
     // Set from a snapshot's state section or replayed without ids: they
     // come from the op log.
-    WEFT_RETURN_IF_ERROR(core.recover_ids(*core.state));
-    cs = &core.container_state(*core.state, idx);
+    WEFT_RETURN_IF_ERROR(core.recover_ids(core.live()));
+    cs = &core.container_state(core.live(), idx);
   }
   cs->unit_runs(from, to, runs);
   // A plain state without events or observers (and fast_commit, which the
@@ -106,7 +102,7 @@ Status delete_units_using(DocCore& core, uint32_t idx, size_t from, size_t to,
   // recorded as local_delete_run would (the range stays valid: unit_runs
   // checked it, and recording does not read the plain state).
   bool erased = false;
-  if (cs->plain && runs.size() > 1 && core.test_options().fast_commit && !core.gathering &&
+  if (cs->plain && runs.size() > 1 && core.test_options().fast_commit && !core.gathering_events() &&
       !core.has_subscribers() && to - from <= UINT32_MAX) {
     WEFT_RETURN_IF_ERROR(
         cs->plain->erase(static_cast<uint32_t>(from), static_cast<uint32_t>(to - from)));
@@ -124,7 +120,7 @@ Status delete_units_using(DocCore& core, uint32_t idx, size_t from, size_t to,
     op.container = idx;
     op.pos = static_cast<int32_t>(it->entity);
     op.len = static_cast<int32_t>(it->len);
-    op.start_id = ID{core.peer_ids[it->peer], it->counter};
+    op.start_id = ID{core.peer_table()[it->peer], it->counter};
     WEFT_RETURN_IF_ERROR(core.local_op(std::move(op)));
   }
   return Status();
@@ -136,9 +132,9 @@ Status delete_units_using(DocCore& core, uint32_t idx, size_t from, size_t to,
 // delete allocates no run list of its own.
 Status delete_units(DocCore& core, uint32_t idx, size_t from, size_t to) {
   constexpr size_t kKeptRuns = 1024;
-  std::vector<detail::Seq::Run> runs = std::move(core.delete_runs);
+  std::vector<detail::Seq::Run> runs = std::move(core.delete_runs_scratch());
   Status st = delete_units_using(core, idx, from, to, runs);
-  if (runs.capacity() <= kKeptRuns) core.delete_runs = std::move(runs);
+  if (runs.capacity() <= kKeptRuns) core.delete_runs_scratch() = std::move(runs);
   return st;
 }
 
@@ -164,9 +160,9 @@ bool ContainerRef::is_attached_to_root() const {
   std::function<bool(const Value&)> find = [&](const Value& v) -> bool {
     if (v.is_container()) {
       if (v.as_container() == id_) return true;
-      auto it = core->container_index.find(v.as_container());
-      if (it == core->container_index.end()) return false;
-      return find(core->container_value(*core->state, it->second, false));
+      auto it = core->find_container(v.as_container());
+      if (!it) return false;
+      return find(core->container_value(core->live(), *it, false));
     }
     if (v.kind() == Value::Kind::kList) {
       for (const auto& e : v.as_list())
@@ -178,8 +174,8 @@ bool ContainerRef::is_attached_to_root() const {
     }
     return false;
   };
-  for (uint32_t i = 0; i < core->containers.size(); ++i) {
-    if (core->containers[i].is_root() && find(core->container_value(*core->state, i, false))) {
+  for (uint32_t i = 0; i < core->container_table().size(); ++i) {
+    if (core->container_table()[i].is_root() && find(core->container_value(core->live(), i, false))) {
       return true;
     }
   }
@@ -207,7 +203,7 @@ Status TextRef::insert_general(size_t pos, std::string_view text, PosUnit unit) 
       core_) {
     const uint32_t idx = doc_index();
     if (core_->type_on(idx, pos, text[0]) || core_->lane_insert(idx, pos, text[0]))
-      return core_->auto_commit ? commit_now(*core_) : Status();
+      return core_->auto_commits() ? commit_now(*core_) : Status();
   }
   detail::DocCore* core = settled();
   if (!core) return gone();
@@ -237,7 +233,7 @@ Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
   if (!core) return gone();
   // The typing lane first: backspace or forward delete (see lane_erase).
   if (len == 1 && unit == PosUnit::kUnicode && core->lane_erase(doc_index(), pos)) {
-    return core->auto_commit ? commit_now(*core) : Status();
+    return core->auto_commits() ? commit_now(*core) : Status();
   }
   const uint32_t idx = doc_index();
   auto& cs = live_state(*core, idx);
@@ -273,11 +269,10 @@ Status TextRef::splice(size_t pos, size_t len, std::string_view text, PosUnit un
   WEFT_RETURN_IF_ERROR(validate_utf8(text));
   detail::DocCore* core = settled();
   if (!core) return gone();
-  bool ac = core->auto_commit;
-  core->auto_commit = false;
+  const bool ac = core->set_auto_commit(false);
   Status st = erase(pos, len, unit);
   if (st.ok()) st = insert(pos, text, unit);
-  core->auto_commit = ac;
+  core->set_auto_commit(ac);
   return finish(*core, st);
 }
 
@@ -287,8 +282,7 @@ Status TextRef::update(std::string_view new_text) {
   WEFT_RETURN_IF_ERROR(validate_utf8(new_text));
   std::string old = to_string();
   auto reps = diff_text(old, new_text);
-  bool ac = core->auto_commit;
-  core->auto_commit = false;
+  const bool ac = core->set_auto_commit(false);
   Status st;
   // Back to front: earlier byte offsets stay valid.
   for (auto it = reps.rbegin(); it != reps.rend() && st.ok(); ++it) {
@@ -297,7 +291,7 @@ Status TextRef::update(std::string_view new_text) {
       st = insert(it->old_offset, new_text.substr(it->new_offset, it->new_length), PosUnit::kBytes);
     }
   }
-  core->auto_commit = ac;
+  core->set_auto_commit(ac);
   return finish(*core, st);
 }
 
@@ -308,7 +302,7 @@ Status TextRef::mark(size_t start, size_t end, std::string_view key, const Value
   if (start >= end) return invalid_argument("mark needs start < end");
   WEFT_RETURN_IF_ERROR(check_plain_value(value, "a style value cannot hold a container"));
   const uint32_t idx = doc_index();
-  auto& cs = core->container_state(*core->state, idx);
+  auto& cs = core->container_state(core->live(), idx);
   WEFT_RETURN_IF_ERROR(core->check_editable(idx));
   WEFT_ASSIGN_OR_RETURN(auto a, cs.locate(start, unit_kind(unit)));
   WEFT_ASSIGN_OR_RETURN(auto b, cs.locate(end, unit_kind(unit)));
@@ -320,8 +314,7 @@ Status TextRef::mark(size_t start, size_t end, std::string_view key, const Value
   op.set_key(std::string(key));
   op.set_value(value);
   op.info = 0x80 | ((expand & 1) ? 0x04 : 0) | ((expand & 2) ? 0x02 : 0);
-  bool ac = core->auto_commit;
-  core->auto_commit = false;
+  const bool ac = core->set_auto_commit(false);
   Status st = core->local_op(std::move(op));
   if (st.ok()) {
     Op end_op;
@@ -330,7 +323,7 @@ Status TextRef::mark(size_t start, size_t end, std::string_view key, const Value
     end_op.len = static_cast<int32_t>(b.entity) + 1;
     st = core->local_op(std::move(end_op));
   }
-  core->auto_commit = ac;
+  core->set_auto_commit(ac);
   return finish(*core, st);
 }
 
@@ -385,7 +378,7 @@ Status ListRef::insert(size_t index, const Value& value) {
   WEFT_RETURN_IF_ERROR(check_plain_value(
       value, "list values cannot hold container references; use insert_container"));
   const uint32_t idx = doc_index();
-  auto& cs = core->container_state(*core->state, idx);
+  auto& cs = core->container_state(core->live(), idx);
   WEFT_RETURN_IF_ERROR(core->check_editable(idx));
   if (index > cs.units()) {
     return out_of_range("list index " + std::to_string(index) + " is past the end (length " +
@@ -403,7 +396,7 @@ Status ListRef::erase(size_t index, size_t count) {
   detail::DocCore* core = settled();
   if (!core) return gone();
   const uint32_t idx = doc_index();
-  auto& cs = core->container_state(*core->state, idx);
+  auto& cs = core->container_state(core->live(), idx);
   WEFT_RETURN_IF_ERROR(core->check_editable(idx));
   if (index + count > cs.units()) {
     return out_of_range("list range [" + std::to_string(index) + ", " +
@@ -421,10 +414,10 @@ Result<ContainerId> ListRef::insert_container(size_t index, ContainerType type) 
                          " yet");
   }
   const uint32_t idx = doc_index();
-  auto& cs = core->container_state(*core->state, idx);
+  auto& cs = core->container_state(core->live(), idx);
   WEFT_RETURN_IF_ERROR(core->check_editable(idx));
   if (index > cs.units()) return out_of_range("list index past the end");
-  ContainerId child = ContainerId::child(ID{core->peer, next_counter(*core)}, type);
+  ContainerId child = ContainerId::child(ID{core->local_peer(), core->next_counter()}, type);
   core->intern_container(child);
   Op op;
   op.kind = OpKind::kListInsert;
@@ -455,9 +448,9 @@ Result<Value> ListRef::get(size_t index) const {
 ValueList ListRef::values() const {
   detail::DocCore* core = settled();
   if (!core) return {};
-  auto it = core->container_index.find(id_);
-  if (it == core->container_index.end()) return {};
-  return core->container_value(*core->state, it->second, false).as_list();
+  auto it = core->find_container(id_);
+  if (!it) return {};
+  return core->container_value(core->live(), *it, false).as_list();
 }
 
 // ---------------------------------------------------------------- MapRef
@@ -469,7 +462,7 @@ Status MapRef::set(std::string_view key, const Value& value) {
       check_plain_value(value, "map values cannot hold container references; use set_container"));
   WEFT_RETURN_IF_ERROR(validate_utf8(key));
   const uint32_t idx = doc_index();
-  core->container_state(*core->state, idx);
+  core->container_state(core->live(), idx);
   WEFT_RETURN_IF_ERROR(core->check_editable(idx));
   Op op;
   op.kind = OpKind::kMapSet;
@@ -483,7 +476,7 @@ Status MapRef::erase(std::string_view key) {
   detail::DocCore* core = settled();
   if (!core) return gone();
   const uint32_t idx = doc_index();
-  auto& cs = core->container_state(*core->state, idx);
+  auto& cs = core->container_state(core->live(), idx);
   WEFT_RETURN_IF_ERROR(core->check_editable(idx));
   auto it = cs.map.find(std::string(key));
   if (it == cs.map.end() || !it->second.value) return Status();
@@ -503,9 +496,9 @@ Result<ContainerId> MapRef::set_container(std::string_view key, ContainerType ty
   }
   WEFT_RETURN_IF_ERROR(validate_utf8(key));
   const uint32_t idx = doc_index();
-  core->container_state(*core->state, idx);
+  core->container_state(core->live(), idx);
   WEFT_RETURN_IF_ERROR(core->check_editable(idx));
-  ContainerId child = ContainerId::child(ID{core->peer, next_counter(*core)}, type);
+  ContainerId child = ContainerId::child(ID{core->local_peer(), core->next_counter()}, type);
   core->intern_container(child);
   Op op;
   op.kind = OpKind::kMapSet;
@@ -555,7 +548,7 @@ Status CounterRef::increment(double delta) {
   if (!core) return gone();
   if (!std::isfinite(delta)) return invalid_argument("counter delta must be finite");
   const uint32_t idx = doc_index();
-  core->container_state(*core->state, idx);
+  core->container_state(core->live(), idx);
   WEFT_RETURN_IF_ERROR(core->check_editable(idx));
   Op op;
   op.kind = OpKind::kCounter;

@@ -61,7 +61,7 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
   if (apply_state && has_subscribers()) begin_events();
   // Into an empty doc, the import replays a whole history: the containers it
   // creates skip the id bookkeeping (see DocCore::PlainIds).
-  if (apply_state && state->vv_total == 0 && txn_ops.empty()) state->plain_ids = false;
+  if (apply_state && state->vv_total == 0 && edit_.ops().empty()) state->plain_ids = false;
   std::vector<uint8_t> done(cands.size(), 0);  // (bytes: no bit masking per test)
   // One reallocation at most while appending (geometric, so that many small
   // imports stay amortised O(1) per change).

@@ -14,8 +14,8 @@ namespace {
 
 // The context an op's apply error carries.
 Status op_error(const DocCore& core, Status st, Counter counter, uint32_t container) {
-  return st.with_context("op " + ID{core.peer, counter}.to_string() + " on " +
-                         core.containers[container].to_string());
+  return st.with_context("op " + ID{core.local_peer(), counter}.to_string() + " on " +
+                         core.container_table()[container].to_string());
 }
 
 }  // namespace
@@ -26,21 +26,21 @@ Status DocCore::detached_error() {
       "call checkout_to_latest() before editing");
 }
 
-void DocCore::copy_txn_deps() { txn_deps = state_frontiers; }
+void DocCore::copy_txn_deps() { edit_.deps() = state_frontiers; }
 
 Status DocCore::local_op(Op&& op) {
   settle();
   open_txn();
-  const Counter counter = txn_start + txn_len;
+  const Counter counter = edit_.start() + edit_.len();
   op.counter = counter;
   Lamport lamport = 0;
   std::optional<Value> prev;
   const bool map_op = op.kind == OpKind::kMapSet || op.kind == OpKind::kMapDelete;
   if (map_op) {
     // Lamport of a local op: one above everything seen, plus its offset.
-    for (const ID& d : txn_deps.ids())
+    for (const ID& d : edit_.deps().ids())
       lamport = std::max(lamport, lamport_of(d.peer, d.counter) + 1);
-    lamport += static_cast<Lamport>(txn_len);
+    lamport += static_cast<Lamport>(edit_.len());
     auto& cs = container_state(*state, op.container);
     auto it = cs.map.find(op.key());
     if (it != cs.map.end()) prev = it->second.value;
@@ -48,16 +48,16 @@ Status DocCore::local_op(Op&& op) {
   // A local op sees the whole state: the fast path.
   const Counter n = op.atom_len();
   WEFT_RETURN_IF_ERROR(apply_op(*state, op, self, lamport, n, nullptr));
-  txn_len += n;
+  edit_.extend(n);
   // Merge with the previous op when it simply continues it.
-  if (!txn_ops.empty() && extend_op(txn_ops.back(), op)) return Status();
+  if (!edit_.ops().empty() && extend_op(edit_.ops().back(), op)) return Status();
   if (map_op) {
     // Only map ops have a previous value: the list stays short otherwise
     // (entries past its end read as "absent").
-    txn_map_prev.resize(txn_ops.size());
-    txn_map_prev.push_back(std::move(prev));
+    edit_.map_prev().resize(edit_.ops().size());
+    edit_.map_prev().push_back(std::move(prev));
   }
-  txn_ops.push_back(std::move(op));
+  edit_.ops().push_back(std::move(op));
   return Status();
 }
 
@@ -72,21 +72,21 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
     op.text.append_utf8(utf8, n);
     return local_op(std::move(op));
   }
-  if (direct) {
+  if (edit_.direct()) {
     // Typing on within the direct keystroke's transaction: its op is the
     // change's last op (or that op's tail), so continuing it is appending.
     Op& run = changes.back().ops.back();
     if (continues_insert(run, idx, pos)) {
-      const Counter counter = txn_start + txn_len;
+      const Counter counter = edit_.start() + edit_.len();
       Status st = cs.plain->insert_utf8(self, counter, static_cast<uint32_t>(pos), utf8, n);
       if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
       advance_vv(*state, self, counter + static_cast<Counter>(n));
-      txn_len += static_cast<Counter>(n);
+      edit_.extend(static_cast<Counter>(n));
       run.text.append_utf8(utf8, n, &text_pool);
       return Status();
     }
     settle_direct();
-  } else if (txn_ops.empty() && can_write_direct()) {
+  } else if (edit_.ops().empty() && can_write_direct()) {
     Change& last = changes.back();
     const Counter counter = last.end();
     Status st = cs.plain->insert_utf8(self, counter, static_cast<uint32_t>(pos), utf8, n);
@@ -96,27 +96,26 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
     // the end of the change's last insert extends it, anything else is a
     // new op of the change.
     Op& run = last.ops.back();
+    LocalEdit::DirectTxn how;
     if (continues_insert(run, idx, pos)) {
-      direct_txn.pushed = false;
-      direct_txn.keep = static_cast<int32_t>(run.text.size());
+      how.pushed = false;
+      how.keep = static_cast<int32_t>(run.text.size());
       run.text.append_utf8(utf8, n, &text_pool);
     } else {
-      direct_txn.pushed = true;
+      how.pushed = true;
       new_txn_op(last.ops, OpKind::kTextInsert, idx, counter, pos)
           .text.append_utf8(utf8, n, &text_pool);
     }
-    direct = true;
-    txn_start = counter;
-    txn_len = static_cast<Counter>(n);
+    edit_.begin_direct(counter, static_cast<Counter>(n), how);
     return Status();
   }
   open_txn();
-  const Counter counter = txn_start + txn_len;
+  const Counter counter = edit_.start() + edit_.len();
   if (gathering) touch(idx);
   // The open txn's last op ends at `counter`, so adjacency is the position.
   Op* run = nullptr;
-  if (!txn_ops.empty()) {
-    Op& last = txn_ops.back();
+  if (!edit_.ops().empty()) {
+    Op& last = edit_.ops().back();
     if (continues_insert(last, idx, pos)) {
       run = &last;
     }
@@ -131,7 +130,7 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
     if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
   }
   advance_vv(*state, self, counter + static_cast<Counter>(n));
-  txn_len += static_cast<Counter>(n);
+  edit_.extend(static_cast<Counter>(n));
   if (run) {
     run->text.append_utf8(utf8, n, &text_pool);
     return Status();
@@ -139,7 +138,7 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
   // A new op's text longer than the inline bytes goes into the doc's text
   // pool (one bump, not a malloc per pasted or retyped word); the op never
   // leaves this doc but as a copy, which owns its bytes.
-  new_txn_op(txn_ops, OpKind::kTextInsert, idx, counter, pos, true)
+  new_txn_op(edit_.ops(), OpKind::kTextInsert, idx, counter, pos, true)
       .text.init_utf8(utf8, n, text_pool);
   return Status();
 }
@@ -149,9 +148,9 @@ Status DocCore::local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, 
   WEFT_DCHECK(cs.plain && cs.plain->ids_known() && n >= 1);
   WEFT_DCHECK(!erase || static_cast<size_t>(pos) + static_cast<size_t>(n) <= cs.plain->visible_units());
   const ID start{peer_ids[id_peer], id_counter};
-  if (direct) {
+  if (edit_.direct()) {
     settle_direct();
-  } else if (txn_ops.empty() && can_write_direct()) {
+  } else if (edit_.ops().empty() && can_write_direct()) {
     Status st =
         erase ? cs.plain->erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n)) : Status();
     if (!st.ok()) return op_error(*this, std::move(st), changes.back().end(), idx);
@@ -159,21 +158,21 @@ Status DocCore::local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, 
     return Status();
   }
   open_txn();
-  const Counter counter = txn_start + txn_len;
+  const Counter counter = edit_.start() + edit_.len();
   if (gathering) touch(idx);
   Status st =
       erase ? cs.plain->erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n)) : Status();
   if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
   advance_vv(*state, self, counter + n);
-  txn_len += n;
-  if (!txn_ops.empty()) {
-    Op& last = txn_ops.back();
+  edit_.extend(n);
+  if (!edit_.ops().empty()) {
+    Op& last = edit_.ops().back();
     if (last.kind == OpKind::kSeqDelete && last.container == idx &&
         extend_delete(last, pos, n, start)) {
       return Status();
     }
   }
-  Op& op = new_txn_op(txn_ops, OpKind::kSeqDelete, idx, counter, pos, true);
+  Op& op = new_txn_op(edit_.ops(), OpKind::kSeqDelete, idx, counter, pos, true);
   op.len = n;
   op.start_id = start;
   return Status();
@@ -189,34 +188,33 @@ bool DocCore::local_erase_one(uint32_t idx, ContainerState& cs, size_t pos, Stat
 }
 
 void DocCore::direct_delete(uint32_t idx, int32_t pos, int32_t n, const ID& start) {
-  WEFT_DCHECK(!direct && txn_ops.empty());
+  WEFT_DCHECK(edit_.form() == LocalEdit::Form::kNone);
   Change& last = changes.back();
   const Counter counter = last.end();
   advance_vv(*state, self, counter + n);
   // As commit_in_place: a delete run continued extends the change's last
   // op (settle_direct undoes that from the saved fields), else a new op.
   Op& run = last.ops.back();
-  direct_txn.pushed = true;
+  LocalEdit::DirectTxn how;
+  how.pushed = true;
   if (run.kind == OpKind::kSeqDelete && run.container == idx) {
     const int32_t run_len = run.len;
     const ID run_start = run.start_id;
     if (extend_delete(run, pos, n, start)) {
-      direct_txn.pushed = false;
-      direct_txn.run_len = run_len;
-      direct_txn.run_start = run_start;
-      direct_txn.pos = pos;
-      direct_txn.len = n;
-      direct_txn.start = start;
+      how.pushed = false;
+      how.run_len = run_len;
+      how.run_start = run_start;
+      how.pos = pos;
+      how.len = n;
+      how.start = start;
     }
   }
-  if (direct_txn.pushed) {
+  if (how.pushed) {
     Op& op = new_txn_op(last.ops, OpKind::kSeqDelete, idx, counter, pos);
     op.len = n;
     op.start_id = start;
   }
-  direct = true;
-  txn_start = counter;
-  txn_len = n;
+  edit_.begin_direct(counter, n, how);
 }
 
 int64_t DocCore::commit_timestamp(const CommitOptions& options) const {
@@ -228,50 +226,49 @@ int64_t DocCore::commit_timestamp(const CommitOptions& options) const {
 }
 
 void DocCore::settle_direct() {
-  direct = false;
   // The transaction as the general path holds it: opened on top of this
-  // peer's change (txn_start and txn_len are already set), one op.
-  txn_deps.assign(ID{peer, txn_start - 1});
+  // peer's change (its start and len stay), one op.
+  OpList& ops = edit_.direct_to_txn(ID{peer, edit_.start() - 1});
+  const LocalEdit::DirectTxn& how = edit_.direct_txn();
   Change& last = changes.back();
-  if (direct_txn.pushed) {
-    txn_ops.push_back(std::move(last.ops.back()));
-    last.ops.pop_back();
-    return;
-  }
   Op& run = last.ops.back();
-  if (run.kind == OpKind::kTextInsert) {
-    const auto keep = static_cast<size_t>(direct_txn.keep);
-    Op& op = new_txn_op(txn_ops, OpKind::kTextInsert, run.container, txn_start,
-                        run.pos + direct_txn.keep);
+  if (how.pushed) {
+    ops.push_back(std::move(run));
+    last.ops.pop_back();
+  } else if (run.kind == OpKind::kTextInsert) {
+    const auto keep = static_cast<size_t>(how.keep);
+    Op& op = new_txn_op(ops, OpKind::kTextInsert, run.container, edit_.start(),
+                        run.pos + how.keep);
     op.text = run.text.substr(keep);
     run.text.truncate(keep);
-    return;
+  } else {
+    Op& op = new_txn_op(ops, OpKind::kSeqDelete, run.container, edit_.start(), how.pos);
+    op.len = how.len;
+    op.start_id = how.start;
+    run.len = how.run_len;
+    run.start_id = how.run_start;
   }
-  Op& op = new_txn_op(txn_ops, OpKind::kSeqDelete, run.container, txn_start, direct_txn.pos);
-  op.len = direct_txn.len;
-  op.start_id = direct_txn.start;
-  run.len = direct_txn.run_len;
-  run.start_id = direct_txn.run_start;
+  WEFT_DCHECK(edit_.form() == LocalEdit::Form::kTxn);
 }
 
 bool DocCore::commit_in_place(const CommitOptions& options) {
   // Whatever observes a commit (events, the UndoManager's hooks, local
   // update bytes) takes the general path, as does a transaction of several ops.
-  if (txn_ops.size() != 1 || !test_.fast_commit || gathering || !commit_hooks.empty() ||
+  if (edit_.ops().size() != 1 || !test_.fast_commit || gathering || !commit_hooks.empty() ||
       !local_update_subscribers.empty() || changes.empty()) {
     return false;
   }
   // The merge rule of the general path: this peer's change is the latest in
   // the log, the transaction starts right on top of it ...
   Change& last = changes.back();
-  const auto& deps = txn_deps.ids();
-  if (last.peer != self || last.end() != txn_start || deps.size() != 1 ||
-      deps[0] != ID{peer, txn_start - 1} || !has_room(last)) {
+  const auto& deps = edit_.deps().ids();
+  if (last.peer != self || last.end() != edit_.start() || deps.size() != 1 ||
+      deps[0] != ID{peer, edit_.start() - 1} || !has_room(last)) {
     return false;
   }
   // ... within the merge interval and with the same message.
   if (!merges_into(last, options)) return false;
-  Op& op = txn_ops.front();
+  Op& op = edit_.ops().front();
   Op& run = last.ops.back();
   // Typing on at the end of the change's last insert (checked inline: the
   // counters are adjacent, as the change's last op ends where the txn starts).
@@ -284,20 +281,20 @@ bool DocCore::commit_in_place(const CommitOptions& options) {
   } else if (!extend_op(run, op)) {
     last.ops.push_back(std::move(op));
   }
-  txn_ops.pop_back();
-  txn_map_prev.clear();
-  publish_into(last);
+  edit_.ops().pop_back();
+  edit_.map_prev().clear();
+  publish_into(last, edit_.take_len());
   return true;
 }
 
 Status DocCore::commit(const CommitOptions& options) {
   flush_typing();
-  if (direct) {
+  if (edit_.direct()) {
     if (commit_direct(options)) return Status();
     settle_direct();
   }
-  if (txn_ops.empty() || commit_in_place(options)) return Status();
-  const Counter start = txn_start, len = txn_len;
+  if (edit_.ops().empty() || commit_in_place(options)) return Status();
+  const Counter start = edit_.start(), len = edit_.len();
   int64_t ts = commit_timestamp(options);
   // Merge into the previous change the way Loro does: the commit continues
   // this peer's last change (the latest in the log) directly on top of it,
@@ -306,7 +303,7 @@ Status DocCore::commit(const CommitOptions& options) {
   bool prev_full = false;  // it would have merged, but the last change is full
   if (!by_peer[self].empty() && by_peer[self].back() + 1 == changes.size()) {
     Change& last = changes.back();
-    const auto& deps = txn_deps.ids();
+    const auto& deps = edit_.deps().ids();
     if (last.end() == start && deps.size() == 1 && deps[0] == ID{peer, start - 1}) {
       ts = std::max(ts, last.timestamp);  // the one dep is in `last`
       if (merge_rule_allows(last.timestamp, last.msg, ts, options.message)) {
@@ -318,7 +315,7 @@ Status DocCore::commit(const CommitOptions& options) {
     }
   }
   if (!prev) {
-    for (const ID& d : txn_deps.ids()) {
+    for (const ID& d : edit_.deps().ids()) {
       if (const Change* dc = find_change(d.peer, d.counter)) ts = std::max(ts, dc->timestamp);
     }
   }
@@ -331,24 +328,24 @@ Status DocCore::commit(const CommitOptions& options) {
     record->start = start;
     record->end = start + len;
     record->origin = options.origin;
-    record->ops.assign(txn_ops.begin(), txn_ops.end());
-    record->map_prev = std::move(txn_map_prev);
+    record->ops.assign(edit_.ops().begin(), edit_.ops().end());
+    record->map_prev = std::move(edit_.map_prev());
   }
-  txn_map_prev.clear();
-  txn_len = 0;
+  edit_.map_prev().clear();
+  edit_.take_len();
   const VersionVector before =
       local_update_subscribers.empty() ? VersionVector() : to_public(oplog_vv);
-  // Merged: the open ops move over one by one (txn_ops keeps its capacity);
-  // otherwise the new change takes txn_ops' array whole.
+  // Merged: the open ops move over one by one (the op list keeps its capacity);
+  // otherwise the new change takes the op list's array whole.
   const bool merged = prev != nullptr;
   if (merged) {
     prev->len += len;
-    for (Op& o : txn_ops) {
+    for (Op& o : edit_.ops()) {
       if (!extend_op(prev->ops.back(), o)) prev->ops.push_back(std::move(o));
     }
-    txn_ops.clear();
+    edit_.ops().clear();
     // Keep the storage for the next keystroke, not the peak of a huge txn.
-    if (txn_ops.capacity() > 64) txn_ops = OpList();
+    if (edit_.ops().capacity() > 64) edit_.ops() = OpList();
     oplog_vv.set(self, prev->end());
     oplog_frontiers.assign(ID{peer, prev->end() - 1});
   }
@@ -357,20 +354,22 @@ Status DocCore::commit(const CommitOptions& options) {
     ch.peer = self;
     ch.counter = start;
     ch.len = len;
-    ch.deps = txn_deps.ids();
+    ch.deps = edit_.deps().ids();
     ch.msg = options.message;
     ch.timestamp = ts;
-    txn_ops.shrink_to_fit();  // (a long txn's list may have most of its room free)
-    ch.ops = std::move(txn_ops);
+    edit_.ops().shrink_to_fit();  // (a long txn's list may have most of its room free)
+    ch.ops = std::move(edit_.ops());
     if (prev_full) ch.ops.reserve(kMergeOpsMax);  // the next commits merge into it
     append_change(std::move(ch));
   }
+  // The transaction is in the op log now: no uncommitted edit is left.
+  WEFT_DCHECK(edit_.form() == LocalEdit::Form::kNone && edit_.len() == 0);
   if (merged)
     state_frontiers.assign(oplog_frontiers.ids()[0]);
   else
     state_frontiers = oplog_frontiers;
   if (gathering) {
-    end_events(EventTrigger::kLocal, options.origin, options.message, txn_deps);
+    end_events(EventTrigger::kLocal, options.origin, options.message, edit_.deps());
   }
   if (!commit_hooks.empty()) {
     // A hook added by an event callback during this commit sees an empty record.

@@ -453,7 +453,7 @@ Status BlockDecoder::read_op(Reader& vals, size_t row, Op& op,
         if (!is_valid_utf8(s)) return loro::corrupt("inserted text is not valid UTF-8");
         op.kind = OpKind::kTextInsert;
         op.pos = static_cast<int32_t>(prop);
-        op.text.init_utf8(s, count_unicode_unchecked(s), core_.text_pool);
+        op.text.init_utf8(s, count_unicode_unchecked(s), core_.op_text_pool());
       } else if (kind == kVDeleteSeq) {
         WEFT_RETURN_IF_ERROR(read_delete());
       } else if (kind == kVMarkStart) {
@@ -771,7 +771,7 @@ std::string BlockEncoder::encode(PeerId peer, const std::vector<LChange>& change
   std::string cids;
   loro::put_uleb(cids, cids_.items.size());
   for (uint32_t idx : cids_.items) {
-    const ContainerId& c = core_.containers[idx];
+    const ContainerId& c = core_.container_table()[idx];
     cids.push_back(4);
     cids.push_back(c.is_root() ? 1 : 0);
     cids.push_back(static_cast<char>(kind_of_type(c.type())));

@@ -27,7 +27,7 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int6
   WEFT_DCHECK(idx < s.containers.size() && s.containers[idx] && s.containers[idx]->plain);
   settle();
   // The open transaction's ops are in the state but not in the log.
-  if (&s == state.get() && !txn_ops.empty()) return materialize(s);
+  if (&s == state.get() && !edit_.ops().empty()) return materialize(s);
   ContainerState& cs = *s.containers[idx];
   const bool is_text = cs.type == ContainerType::kText;
 

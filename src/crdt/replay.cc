@@ -25,7 +25,7 @@ Result<std::unique_ptr<State>> DocCore::build_state(const DenseVv& vv, bool plai
 }
 
 Result<std::unique_ptr<State>> DocCore::replay_state(const State& s, bool plain) {
-  WEFT_DCHECK(&s != state.get() || (!direct && typing.n == 0));  // settled
+  WEFT_DCHECK(&s != state.get() || (!edit_.direct() && !edit_.typing()));  // settled
   // The replay goes into a scratch state: no events for it.
   const bool was_gathering = gathering;
   gathering = false;
@@ -34,7 +34,7 @@ Result<std::unique_ptr<State>> DocCore::replay_state(const State& s, bool plain)
   if (st.ok() && &s == state.get()) {
     // The open transaction's ops are in the state but not yet in the op log;
     // they follow everything else, so they replay on the fast path.
-    for (const Op& op : txn_ops) {
+    for (const Op& op : edit_.ops()) {
       st = apply_op(**scratch, op, self, 0, op.atom_len(), nullptr);
       if (!st.ok()) break;
     }
@@ -45,7 +45,7 @@ Result<std::unique_ptr<State>> DocCore::replay_state(const State& s, bool plain)
 }
 
 Status DocCore::materialize(State& s) {
-  settle();  // the replay reads txn_ops
+  settle();  // the replay reads the open transaction's ops
   // (A partial tracker is replaced by the whole one too.)
   const auto needs = [](const ContainerState* cs) { return cs && (cs->plain || cs->partial); };
   if (std::none_of(s.containers.begin(), s.containers.end(),
@@ -80,7 +80,7 @@ bool DocCore::history_is_linear() const {
 }
 
 Status DocCore::recover_ids(State& s) {
-  settle();  // the replay reads txn_ops
+  settle();  // the replay reads the open transaction's ops
   const auto lacks_ids = [](const ContainerState* cs) {
     return cs && cs->plain && !cs->plain->ids_known();
   };

@@ -17,14 +17,14 @@ class Reverter {
       : doc_(doc), core_(core), target_(target) {}
 
   Value target_value(const ContainerId& id) {
-    auto it = core_.container_index.find(id);
-    if (it == core_.container_index.end()) return Value();
-    return core_.container_value(target_, it->second, false);
+    auto it = core_.find_container(id);
+    if (!it) return Value();
+    return core_.container_value(target_, *it, false);
   }
   Value current_value(const ContainerId& id) {
-    auto it = core_.container_index.find(id);
-    if (it == core_.container_index.end()) return Value();
-    return core_.container_value(*core_.state, it->second, false);
+    auto it = core_.find_container(id);
+    if (!it) return Value();
+    return core_.container_value(core_.live(), *it, false);
   }
 
   // Makes container `id` (present in both versions) equal to its target value.
@@ -163,18 +163,17 @@ Status Doc::revert_to(const Frontiers& frontiers) {
   WEFT_ASSIGN_OR_RETURN(detail::DenseVv vv, core_->frontiers_to_dense(frontiers));
   WEFT_ASSIGN_OR_RETURN(auto target,
                         core_->build_state(vv, true, detail::DocCore::PlainIds::kDeferred));
-  bool ac = core_->auto_commit;
-  core_->auto_commit = false;
+  const bool ac = core_->set_auto_commit(false);
   Reverter r(*this, *core_, *target);
   Status st;
-  for (uint32_t i = 0; i < core_->containers.size() && st.ok(); ++i) {
-    const ContainerId id = core_->containers[i];
+  for (uint32_t i = 0; i < core_->container_table().size() && st.ok(); ++i) {
+    const ContainerId id = core_->container_table()[i];
     if (!id.is_root()) continue;
     bool in_target = i < target->containers.size() && target->containers[i];
-    bool in_current = i < core_->state->containers.size() && core_->state->containers[i];
+    bool in_current = i < core_->live().containers.size() && core_->live().containers[i];
     if (in_target || in_current) st = r.make_equal(id);
   }
-  core_->auto_commit = ac;
+  core_->set_auto_commit(ac);
   WEFT_RETURN_IF_ERROR(st);
   return core_->commit({});
 }

@@ -6,7 +6,7 @@
 namespace weft::crdt::detail {
 
 bool DocCore::begin_typing(uint32_t idx, size_t pos, char ch) {
-  WEFT_DCHECK(typing.n == 0 && !direct && txn_ops.empty());
+  WEFT_DCHECK(edit_.form() == LocalEdit::Form::kNone);
   // The lane's case for a keystroke that opens a transaction, at a commit
   // boundary (the caller checked), without auto-commit, and a default commit
   // merging into this peer's last change (commit_direct's rule with default
@@ -23,12 +23,7 @@ bool DocCore::begin_typing(uint32_t idx, size_t pos, char ch) {
   // anywhere else (another cursor, after a delete) starts a new op, as the
   // direct keystroke would (extend_op joins only adjacent inserts).
   const Op& run = last.ops.back();
-  typing.fresh = !continues_insert(run, idx, static_cast<int64_t>(pos));
-  typing.idx = idx;
-  typing.pos = pos;
-  typing.bytes[0] = ch;
-  typing.committed = 0;
-  typing.n = 1;
+  edit_.begin_typing(idx, pos, ch, !continues_insert(run, idx, static_cast<int64_t>(pos)));
   return true;
 }
 
@@ -38,23 +33,20 @@ bool DocCore::retype(uint32_t idx, size_t pos, char ch) {
   // checked still holds, as nothing else ran since it did (every other
   // entry point flushes first) and the flush left the change published with
   // the state right at its end. Only the position is new.
-  const bool committed = typing.committed == typing.n && idx == typing.idx;
-  const size_t end = typing.pos + typing.n;  // where the change's last op ends
+  const LocalEdit::TypingBuffer& t = edit_.buffer();
+  const bool committed = t.committed == t.n && idx == t.idx;
+  const size_t end = t.pos + t.n;  // where the change's last op ends
   flush_typing_now();
   if (!committed || !has_room(changes.back()))  // (begin_typing checks for room)
-    return !direct && txn_ops.empty() && begin_typing(idx, pos, ch);
+    return !edit_.open() && begin_typing(idx, pos, ch);
   if (pos > lane_plain(idx)->visible_units() || pos > INT32_MAX) return false;
-  typing.fresh = pos != end;  // (pos == end: the buffer was full)
-  typing.pos = pos;
-  typing.bytes[0] = ch;
-  typing.n = 1;
+  edit_.begin_typing(idx, pos, ch, pos != end);  // (pos == end: the buffer was full)
   return true;
 }
 
 void DocCore::flush_typing_now() {
-  const uint32_t n = typing.n, done = typing.committed;
-  typing.n = 0;
-  typing.committed = 0;
+  const uint32_t n = edit_.buffer().n, done = edit_.buffer().committed;
+  const LocalEdit::TypingBuffer& typing = edit_.end_typing();  // (its bytes stay)
   const std::string_view bytes(typing.bytes, n);
   // What the lane did per keystroke, once: the plain state (in place at the
   // hinted spot when the chunk has room, as lane_type), the version, the
@@ -78,18 +70,14 @@ void DocCore::flush_typing_now() {
   run->text.append_utf8_wide(bytes, n, &text_pool);  // (typing.bytes has 8 bytes and more)
   // The committed bytes: what commit_direct published (the change, the op
   // log's version, both frontiers).
-  if (done != 0) {
-    txn_len = static_cast<Counter>(done);
-    publish_into(last);
-  }
+  if (done != 0) publish_into(last, static_cast<Counter>(done));
   // The uncommitted tail: the direct keystroke the lane left open.
   if (done != n) {
-    direct = true;
     // All of a new op uncommitted: the keystroke appended it; else the tail extends it.
-    direct_txn.pushed = typing.fresh && done == 0;
-    direct_txn.keep = keep + static_cast<int32_t>(done);
-    txn_start = counter + static_cast<Counter>(done);
-    txn_len = static_cast<Counter>(n - done);
+    LocalEdit::DirectTxn how;
+    how.pushed = typing.fresh && done == 0;
+    how.keep = keep + static_cast<int32_t>(done);
+    edit_.begin_direct(counter + static_cast<Counter>(done), static_cast<Counter>(n - done), how);
   }
 }
 

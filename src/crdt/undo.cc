@@ -62,7 +62,7 @@ Status fill(const std::shared_ptr<DocCore>& core, const ContainerId& id, const V
 // The deep value of a (possibly invisible) child container.
 Value deep_value(DocCore& core, const ContainerId& id) {
   uint32_t idx = core.intern_container(id);
-  return core.container_value(*core.state, idx, true);
+  return core.container_value(core.live(), idx, true);
 }
 
 // Writes the inverse of `rec` as local ops (not committed).
@@ -71,15 +71,15 @@ Status invert(const std::shared_ptr<DocCore>& core_ptr, const CommitRecord& rec)
   // Children are revived last, so that they copy their content after the
   // rest of the inverse (which may restore that content) is written.
   std::vector<std::function<Status()>> revive;
-  auto pit = core.peer_index.find(rec.peer);
-  if (pit == core.peer_index.end()) return Status();
-  const uint32_t author = pit->second;
+  const std::optional<uint32_t> author_idx = core.find_peer(rec.peer);
+  if (!author_idx) return Status();
+  const uint32_t author = *author_idx;
   for (size_t oi = rec.ops.size(); oi-- > 0;) {
     const Op& op = rec.ops[oi];
-    auto& cs = core.container_state(*core.state, op.container);
+    auto& cs = core.container_state(core.live(), op.container);
     // Undo finds a Text/List op's elements by id, tombstones included: it
     // needs the tracker (materialize keeps `cs` in place).
-    if (cs.plain) WEFT_RETURN_IF_ERROR(core.materialize(*core.state));
+    if (cs.plain) WEFT_RETURN_IF_ERROR(core.materialize(core.live()));
     switch (op.kind) {
       case OpKind::kTextInsert:
       case OpKind::kListInsert:
@@ -97,10 +97,10 @@ Status invert(const std::shared_ptr<DocCore>& core_ptr, const CommitRecord& rec)
         break;
       case OpKind::kSeqDelete: {
         const Counter n = op.atom_len();
-        auto tp = core.peer_index.find(op.start_id.peer);
-        if (tp == core.peer_index.end()) break;
+        const std::optional<uint32_t> tp = core.find_peer(op.start_id.peer);
+        if (!tp) break;
         for (Counter k = 0; k < n; ++k) {
-          auto idx = cs.seq->find(tp->second, op.start_id.counter + k);
+          auto idx = cs.seq->find(*tp, op.start_id.counter + k);
           if (!idx || !cs.seq->is_deleted(*idx)) continue;
           const detail::Elem& e = cs.seq->elem(*idx);
           Op ins;
@@ -114,7 +114,7 @@ Status invert(const std::shared_ptr<DocCore>& core_ptr, const CommitRecord& rec)
             const Value& v = cs.list_values[e.content];
             if (v.is_container()) {
               // A deleted child comes back as a new child with the same content.
-              const ContainerId list_id = core.containers[op.container];
+              const ContainerId list_id = core.container_table()[op.container];
               const ContainerId old = v.as_container();
               detail::Seq* seq = cs.seq.get();
               const uint32_t tomb = *idx;
@@ -151,7 +151,7 @@ Status invert(const std::shared_ptr<DocCore>& core_ptr, const CommitRecord& rec)
           if (it == cs.map.end() || !it->second.value) break;
           m.kind = OpKind::kMapDelete;
         } else {
-          const ContainerId map_id = core.containers[op.container];
+          const ContainerId map_id = core.container_table()[op.container];
           const ContainerId old = prev->as_container();
           const std::string key = op.key();
           revive.push_back([&core, core_ptr, map_id, old, key]() -> Status {
@@ -227,17 +227,16 @@ struct UndoManager::Impl {
   }
 
   Result<bool> apply(std::deque<Step>& from, Mode m, std::string_view origin) {
-    if (core->detached) return failed_precondition("cannot undo/redo while the doc is detached");
+    if (core->is_detached()) return failed_precondition("cannot undo/redo while the doc is detached");
     WEFT_RETURN_IF_ERROR(core->commit({}));
     if (from.empty()) return false;
     Step step = std::move(from.back());
     from.pop_back();
     mode = m;
     Status st;
-    const bool ac = core->auto_commit;
-    core->auto_commit = false;
+    const bool ac = core->set_auto_commit(false);
     for (size_t i = step.records.size(); i-- > 0 && st.ok();) st = invert(core, step.records[i]);
-    core->auto_commit = ac;
+    core->set_auto_commit(ac);
     if (st.ok()) {
       CommitOptions opts;
       opts.origin = std::string(origin);
@@ -251,15 +250,13 @@ struct UndoManager::Impl {
 
 UndoManager::UndoManager(Doc& doc) : impl_(std::make_unique<Impl>()) {
   impl_->core = doc.core();  // (flushes the typing buffer: commit hooks stop it)
-  impl_->hook_id = impl_->core->next_subscriber++;
   Impl* impl = impl_.get();
-  impl_->core->commit_hooks.emplace_back(impl_->hook_id,
-                                         [impl](const CommitRecord& r) { impl->on_commit(r); });
+  impl_->hook_id =
+      impl_->core->add_commit_hook([impl](const CommitRecord& r) { impl->on_commit(r); });
 }
 
 UndoManager::~UndoManager() {
-  std::erase_if(impl_->core->commit_hooks,
-                [&](const auto& h) { return h.first == impl_->hook_id; });
+  impl_->core->remove_commit_hook(impl_->hook_id);
 }
 
 // Each method flushes the doc's typing buffer first (see DocCore::typing;

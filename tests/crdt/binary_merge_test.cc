@@ -77,7 +77,7 @@ RC_GTEST_PROP(BinaryMerge, PlainImportMatchesTrackerAtEveryVersion, ()) {
 // computes these on a fast path for a change whose one dep lies in its
 // author's last change, and by merging for the rest.)
 void check_causal_fields(const detail::DocCore& core) {
-  for (const detail::Change& ch : core.changes) {
+  for (const detail::Change& ch : core.log()) {
     detail::DenseVv want;
     Lamport lamport = 0;
     for (const ID& d : ch.deps) {
@@ -95,7 +95,7 @@ void check_causal_fields(const detail::DocCore& core) {
     RC_ASSERT(got == want.ends);
     RC_ASSERT(ch.deps_total == want.total());
   }
-  RC_ASSERT(core.oplog_frontiers == core.dense_to_frontiers(core.oplog_vv));
+  RC_ASSERT(core.oplog_heads() == core.dense_to_frontiers(core.oplog_version()));
 }
 
 // Three peers typing concurrently with random syncs (so that changes depend

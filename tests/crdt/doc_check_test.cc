@@ -52,7 +52,7 @@ TEST(DocCheck, HoldsThroughEditsImportsAndCheckouts) {
 TEST(DocCheck, NamesAStaleVersionTotal) {
   Doc doc(1);
   fill(doc);
-  core_of(doc).state->vv_total += 1;
+  core_of(doc).live().vv_total += 1;
   const Status st = doc.check_invariants(false);
   EXPECT_EQ(st.code(), StatusCode::kInternal);
   EXPECT_NE(st.message().find("total"), std::string::npos) << st.message();
@@ -63,8 +63,8 @@ TEST(DocCheck, NamesAStateAheadOfTheLog) {
   fill(doc);
   ASSERT_TRUE(doc.commit().ok());
   auto& core = core_of(doc);
-  core.state->vv.set(core.self, core.state->vv.get(core.self) + 1);
-  core.state->vv_total += 1;
+  core.live().vv.set(core.self_index(), core.live().vv.get(core.self_index()) + 1);
+  core.live().vv_total += 1;
   const Status st = doc.check_invariants(false);
   EXPECT_EQ(st.code(), StatusCode::kInternal);
   EXPECT_NE(st.message().find("state version"), std::string::npos) << st.message();
@@ -74,8 +74,8 @@ TEST(DocCheck, NamesAPlainStateBesideATracker) {
   Doc doc(1);
   fill(doc);
   auto& core = core_of(doc);
-  const uint32_t idx = core.container_index.at(doc.get_text("t").id());
-  core.state->containers[idx]->seq = std::make_unique<detail::Seq>(&core.peer_ids, true);
+  const uint32_t idx = *core.find_container(doc.get_text("t").id());
+  core.live().containers[idx]->seq = std::make_unique<detail::Seq>(&core.peer_table(), true);
   const Status st = doc.check_invariants(false);
   EXPECT_EQ(st.code(), StatusCode::kInternal);
   EXPECT_NE(st.message().find("both a plain state and a tracker"), std::string::npos)
@@ -89,8 +89,8 @@ TEST(DocCheck, DeepNamesABrokenDepsVersion) {
   ASSERT_TRUE(doc.get_text("t").insert(0, "x").ok());
   ASSERT_TRUE(doc.commit({.message = "apart"}).ok());
   auto& core = core_of(doc);
-  ASSERT_GE(core.changes.size(), 2u);
-  core.changes.back().lamport += 1;
+  ASSERT_GE(core.log().size(), 2u);
+  detail::CoreAccess::log(core).back().lamport += 1;
   EXPECT_TRUE(doc.check_invariants(false).ok());
   const Status st = doc.check_invariants(true);
   EXPECT_EQ(st.code(), StatusCode::kInternal);

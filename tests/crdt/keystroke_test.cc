@@ -209,7 +209,7 @@ void apply(Replica& rep, const Step& step, const std::string& remote) {
       // A reader of the op log sees it whole: every change's ops add up to
       // its length (a direct keystroke was settled first).
       if (step.r % 9 != 3) {
-        for (const auto& ch : doc.core()->changes) {
+        for (const auto& ch : doc.core()->log()) {
           Counter units = 0;
           for (const auto& op : ch.ops) units += op.atom_len();
           RC_ASSERT(units == ch.len);
@@ -325,7 +325,7 @@ RC_GTEST_PROP(KeystrokeCommit, TypingLaneMatchesGeneralPath, ()) {
       apply(slow, step, "");
       testing::check_doc(fast.doc);
       testing::check_doc(slow.doc);
-      if (!fast.doc.core()->auto_commit) {
+      if (!fast.doc.core()->auto_commits()) {
         RC_ASSERT(fast.doc.commit().ok());
         RC_ASSERT(slow.doc.commit().ok());
       }
@@ -435,8 +435,8 @@ TEST(KeystrokeCommit, TypingExtendsOneChangeInPlace) {
   EXPECT_EQ(text.to_string(), std::string(85, 'x'));
   const auto& core = *doc.core();
   // One insert run, one backspace run, one forward-delete run.
-  ASSERT_EQ(core.changes.size(), 1u);
-  const auto& ops = core.changes[0].ops;
+  ASSERT_EQ(core.log().size(), 1u);
+  const auto& ops = core.log()[0].ops;
   ASSERT_EQ(ops.size(), 3u);
   EXPECT_EQ(ops[0].text.size(), 100u);
   EXPECT_EQ(ops[1].len, -10);
@@ -473,8 +473,8 @@ TEST(KeystrokeCommit, LongTypingGrowsTheOpTextAcrossBlocks) {
   EXPECT_EQ(fast.get_text("t").to_string(), expect);
   EXPECT_EQ(fast.export_updates(), slow.export_updates());
   EXPECT_EQ(fast.change_count(), 1u);
-  ASSERT_EQ(fast.core()->changes[0].ops.size(), 1u);
-  EXPECT_EQ(fast.core()->changes[0].ops[0].text.utf8(), expect);
+  ASSERT_EQ(fast.core()->log()[0].ops.size(), 1u);
+  EXPECT_EQ(fast.core()->log()[0].ops[0].text.utf8(), expect);
 }
 
 TEST(KeystrokeCommit, ALongSessionIsStoredInSeveralChangesListedAsOne) {
@@ -499,7 +499,7 @@ TEST(KeystrokeCommit, ALongSessionIsStoredInSeveralChangesListedAsOne) {
   EXPECT_EQ(fast.get_text("t").to_string(), slow.get_text("t").to_string());
   EXPECT_EQ(fast.export_updates(), slow.export_updates());
   for (Doc* d : {&fast, &slow}) {
-    const auto& changes = d->core()->changes;
+    const auto& changes = d->core()->log();
     ASSERT_GE(changes.size(), 3u);
     for (size_t c = 1; c < changes.size(); ++c) {
       // No change grew its op array past the reservation.
@@ -519,7 +519,7 @@ TEST(KeystrokeCommit, ALongSessionIsStoredInSeveralChangesListedAsOne) {
   // The round trip stores one change; the value, versions and listing agree.
   Doc copy(4);
   ASSERT_TRUE(copy.import(fast.export_snapshot()).ok());
-  EXPECT_EQ(copy.core()->changes.size(), 1u);
+  EXPECT_EQ(copy.core()->log().size(), 1u);
   EXPECT_EQ(copy.to_json_string(), fast.to_json_string());
   EXPECT_EQ(copy.oplog_frontiers(), fast.oplog_frontiers());
   EXPECT_EQ(testing::describe_changes(copy.changes()), testing::describe_changes(fast.changes()));

@@ -25,7 +25,7 @@ using testing::plain_with_ids;
 // The plain state's own consistency check for every plain container of `doc`
 // ("" when all are consistent).
 std::string plain_structure(const Doc& doc) {
-  for (const auto& cs : doc.core()->state->containers) {
+  for (const auto& cs : doc.core()->live().containers) {
     if (cs && cs->plain) {
       std::string why = cs->plain->check_structure();
       if (!why.empty()) return why;

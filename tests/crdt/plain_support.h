@@ -11,16 +11,16 @@ namespace weft::crdt::testing {
 // Whether Text/List `id` of `doc` holds its plain state (no tracker).
 inline bool is_plain(const Doc& doc, const ContainerId& id) {
   const auto& core = *doc.core();
-  auto it = core.container_index.find(id);
-  if (it == core.container_index.end() || it->second >= core.state->containers.size()) return true;
-  const auto* cs = core.state->containers[it->second].get();
+  const std::optional<uint32_t> idx = core.find_container(id);
+  if (!idx || *idx >= core.live().containers.size()) return true;
+  const auto* cs = core.live().containers[*idx].get();
   return cs == nullptr || cs->plain != nullptr;
 }
 
 // Whether Text/List `id` of `doc` holds a plain state that keeps its ids.
 inline bool plain_with_ids(const Doc& doc, const ContainerId& id) {
   const auto& core = *doc.core();
-  const auto* cs = core.state->containers.at(core.container_index.at(id)).get();
+  const auto* cs = core.live().containers.at(*core.find_container(id)).get();
   return cs->plain != nullptr && cs->plain->ids_known();
 }
 

@@ -400,13 +400,13 @@ TEST(PlainStateTest, SetPlainTextThenEditBuildsIdsFromTheLog) {
   ASSERT_TRUE(t.insert(0, "h\u00e9llo").ok());
   ASSERT_TRUE(a.commit().ok());
   auto& core = *a.core();
-  const uint32_t idx = core.container_index.at(t.id());
+  const uint32_t idx = *core.find_container(t.id());
   // What a snapshot loader does: the log holds the history, the state is set.
-  auto fresh = empty_state_like(*core.state);
+  auto fresh = empty_state_like(core.live());
   ASSERT_TRUE(core.set_plain_text(*fresh, idx, "h\u00e9llo").ok());
   EXPECT_FALSE(core.set_plain_text(*fresh, idx, "\xff").ok());
   EXPECT_FALSE(core.set_plain_list(*fresh, idx, {}).ok());
-  core.state = std::move(fresh);
+  detail::CoreAccess::state(core) = std::move(fresh);
   EXPECT_EQ(t.to_string(), "h\u00e9llo");
   EXPECT_EQ(t.len(PosUnit::kBytes), 6u);
   EXPECT_EQ(*t.convert_pos(2, PosUnit::kUnicode, PosUnit::kBytes), 3u);
@@ -426,10 +426,10 @@ TEST(PlainStateTest, SetPlainListReadsBack) {
   ASSERT_TRUE(l.insert(1, Value("x")).ok());
   ASSERT_TRUE(a.commit().ok());
   auto& core = *a.core();
-  const uint32_t idx = core.container_index.at(l.id());
-  auto fresh = empty_state_like(*core.state);
+  const uint32_t idx = *core.find_container(l.id());
+  auto fresh = empty_state_like(core.live());
   ASSERT_TRUE(core.set_plain_list(*fresh, idx, {Value(int64_t{1}), Value("x")}).ok());
-  core.state = std::move(fresh);
+  detail::CoreAccess::state(core) = std::move(fresh);
   EXPECT_EQ(*l.get(1), Value("x"));
   ASSERT_TRUE(l.erase(0, 1).ok());
   ASSERT_TRUE(a.commit().ok());
@@ -453,8 +453,8 @@ TEST(LocalPathTest, KeystrokesMergeIntoRunsOfOneChange) {
   ASSERT_TRUE(a.commit().ok());
   EXPECT_EQ(t.to_string(), "llo wo");
   const auto& core = *a.core();
-  ASSERT_EQ(core.changes.size(), 1u);
-  const auto& ops = core.changes[0].ops;
+  ASSERT_EQ(core.log().size(), 1u);
+  const auto& ops = core.log()[0].ops;
   ASSERT_EQ(ops.size(), 3u);
   EXPECT_EQ(ops[0].text.size(), 11u);
   EXPECT_EQ(ops[1].pos, 10);
@@ -512,8 +512,8 @@ TEST(LocalPathTest, KeystrokesInOneTxnMatchTheTrackerPath) {
   EXPECT_EQ(a.get_text("t").to_string(), "b\u00e9\U0001F600z");
   EXPECT_EQ(a.export_json_updates(), ta.export_json_updates());
   EXPECT_EQ(a.export_updates(), ta.export_updates());
-  ASSERT_EQ(a.core()->changes.size(), 1u);
-  EXPECT_EQ(a.core()->changes[0].ops.size(), ta.core()->changes[0].ops.size());
+  ASSERT_EQ(a.core()->log().size(), 1u);
+  EXPECT_EQ(a.core()->log()[0].ops.size(), ta.core()->log()[0].ops.size());
   EXPECT_EQ(events_a, 2);
   EXPECT_EQ(events_a, events_ta);
 }

@@ -122,7 +122,7 @@ RC_GTEST_PROP(PlainTransaction, RangeDeletesMatchGeneralPath, ()) {
 // Op entries in the doc's log (op_count counts units).
 size_t logged_ops(const Doc& doc) {
   size_t n = 0;
-  for (const auto& c : doc.core()->changes) n += c.ops.size();
+  for (const auto& c : doc.core()->log()) n += c.ops.size();
   return n;
 }
 

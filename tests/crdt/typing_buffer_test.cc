@@ -162,9 +162,9 @@ std::string read_one(Side& side, uint32_t r, const Cursor& cur) {
              std::to_string(side.counter.value());
     case 26:
       // The internals as a test sees them (Doc::core flushes too).
-      return doc.core()->changes.empty() ? "none"
-                                         : std::to_string(doc.core()->changes.size()) + " " +
-                                               std::to_string(doc.core()->changes.back().len);
+      return doc.core()->log().empty() ? "none"
+                                         : std::to_string(doc.core()->log().size()) + " " +
+                                               std::to_string(doc.core()->log().back().len);
     case 27: {
       auto d = doc.diff(Frontiers(), doc.frontiers());
       return d.ok() ? std::to_string(d->size()) : d.status().to_string();
@@ -386,9 +386,9 @@ RC_GTEST_PROP(TypingBuffer, EveryEntryPointSeesBufferedKeystrokes, ()) {
       blob = remote.export_updates(before);
     }
     // (What the cases cover: a read or an operation while keys are buffered.)
-    buffered_call = buffered_call || (d.kind >= 6 && fast.core->typing.n != 0);
+    buffered_call = buffered_call || (d.kind >= 6 && detail::CoreAccess::typing(*fast.core).n != 0);
     const std::string a = step(fast, d, cf, blob);
-    fresh_buffered = fresh_buffered || (fast.core->typing.n != 0 && fast.core->typing.fresh);
+    fresh_buffered = fresh_buffered || (detail::CoreAccess::typing(*fast.core).n != 0 && detail::CoreAccess::typing(*fast.core).fresh);
     const std::string b = step(slow, d, cs, blob);
     RC_ASSERT(a == b);
     RC_ASSERT(cf.len == cs.len);
@@ -441,14 +441,14 @@ struct Typed {
 
 TEST(TypingBuffer, KeystrokesWaitInTheBufferUntilRead) {
   Typed t;
-  EXPECT_EQ(t.core->typing.n, 8u);
-  EXPECT_EQ(t.core->typing.committed, 6u);
-  EXPECT_FALSE(t.core->direct);
+  EXPECT_EQ(detail::CoreAccess::typing(*t.core).n, 8u);
+  EXPECT_EQ(detail::CoreAccess::typing(*t.core).committed, 6u);
+  EXPECT_FALSE(t.core->direct_open());
   EXPECT_EQ(t.fast.get_text("t").to_string(), "[hello01234567");
-  EXPECT_EQ(t.core->typing.n, 0u);
+  EXPECT_EQ(detail::CoreAccess::typing(*t.core).n, 0u);
   // The uncommitted tail is the lane's direct keystroke.
-  EXPECT_TRUE(t.core->direct);
-  EXPECT_EQ(t.core->txn_len, 2);
+  EXPECT_TRUE(t.core->direct_open());
+  EXPECT_EQ(detail::CoreAccess::txn_len(*t.core), 2);
   EXPECT_EQ(t.fast.export_updates(), t.slow.export_updates());
   EXPECT_EQ(changes_line(t.fast), changes_line(t.slow));
 }
@@ -513,9 +513,9 @@ TEST(TypingBuffer, EachEntryPointFlushes) {
   };
   for (const auto& [name, entry] : entries) {
     Typed t;
-    ASSERT_EQ(t.core->typing.n, 8u) << name;
+    ASSERT_EQ(detail::CoreAccess::typing(*t.core).n, 8u) << name;
     EXPECT_EQ(entry(t.fast, t.tf), entry(t.slow, t.ts)) << name;
-    EXPECT_EQ(t.core->typing.n, 0u) << name;
+    EXPECT_EQ(detail::CoreAccess::typing(*t.core).n, 0u) << name;
     EXPECT_EQ(t.fast.export_updates(), t.slow.export_updates()) << name;
     EXPECT_EQ(t.fast.get_text("t").to_string(), t.slow.get_text("t").to_string()) << name;
   }
@@ -537,7 +537,7 @@ TEST(TypingBuffer, FullBufferFlushesAndGoesOn) {
     ASSERT_TRUE(ts.insert(k, key).ok());
     ASSERT_TRUE(fast.commit().ok());
     ASSERT_TRUE(slow.commit().ok());
-    ASSERT_LE(core->typing.n, detail::DocCore::kTypingMax);
+    ASSERT_LE(detail::CoreAccess::typing(*core).n, detail::DocCore::kTypingMax);
     expect += key;
   }
   EXPECT_EQ(tf.to_string(), expect);
@@ -554,15 +554,15 @@ TEST(TypingBuffer, NoBufferWhileObservedOrAutoCommitting) {
   {
     Subscription sub = doc.subscribe_root([](const DocEvent&) {});
     ASSERT_TRUE(t.insert(1, "b").ok());
-    EXPECT_EQ(core->typing.n, 0u);
+    EXPECT_EQ(detail::CoreAccess::typing(*core).n, 0u);
     ASSERT_TRUE(doc.commit().ok());
   }
   doc.set_auto_commit(true);
   ASSERT_TRUE(t.insert(2, "c").ok());
-  EXPECT_EQ(core->typing.n, 0u);
+  EXPECT_EQ(detail::CoreAccess::typing(*core).n, 0u);
   doc.set_auto_commit(false);
   ASSERT_TRUE(t.insert(3, "d").ok());
-  EXPECT_EQ(core->typing.n, 1u);
+  EXPECT_EQ(detail::CoreAccess::typing(*core).n, 1u);
   EXPECT_EQ(t.to_string(), "abcd");
 }
 

@@ -51,14 +51,14 @@ TEST(TypingBuffer, KeysAtAnotherCursorStartANewOpInTheBuffer) {
           // At a commit boundary the first key is buffered, as a new op. (After
           // an uncommitted key the transaction is open and takes it.)
           if (doc == &fast && k == 0 && tail == 0) {
-            EXPECT_EQ(core->typing.n, 1u) << at;
-            fresh_seen += core->typing.fresh;
+            EXPECT_EQ(detail::CoreAccess::typing(*core).n, 1u) << at;
+            fresh_seen += detail::CoreAccess::typing(*core).fresh;
           }
         }
       }
     }
     if (tail == 0) EXPECT_EQ(fresh_seen, bursts.size());
-    if (tail == 0) EXPECT_NE(core->typing.n, 0u);
+    if (tail == 0) EXPECT_NE(detail::CoreAccess::typing(*core).n, 0u);
     EXPECT_EQ(fast.to_json_string(), slow.to_json_string()) << tail;
     EXPECT_EQ(fast.to_json_string(), R"({"t":"t0rs1abcde3456xwyz789","u":"q-"})") << tail;
     EXPECT_EQ(testing::describe_changes(fast.changes()), testing::describe_changes(slow.changes()))
