@@ -494,6 +494,12 @@ class DocCore {
   // Imports weft binary updates or a snapshot (binary_*.cc); a snapshot with a
   // state section loads into an empty doc without replaying its history.
   Result<ImportStatus> import_binary(std::string_view data);
+  // Loro binary FastUpdates / FastSnapshot (loro_binary*.cc): decoded into
+  // changes for import_changes; the op log from `from` on as change blocks
+  // keyed by their first ID; and those wrapped as updates or a snapshot.
+  Result<std::vector<Change>> decode_loro_binary(std::string_view data);
+  std::vector<std::pair<ID, std::string>> encode_loro_blocks(const VersionVector& from) const;
+  std::string export_loro_binary(const VersionVector& from, bool snapshot) const;
 
   // Long texts of decoded ops (see OpTextPool). Declared first: destroyed
   // after every op that may point into it.

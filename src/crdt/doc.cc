@@ -5,6 +5,7 @@
 
 #include "crdt/binary_codec.h"
 #include "crdt/core.h"
+#include "crdt/loro_binary.h"
 
 namespace weft::crdt {
 
@@ -163,6 +164,9 @@ Result<ImportStatus> Doc::import(std::string_view data, std::string_view origin)
   core_->import_origin = std::string(origin);
   if (detail::is_weft_binary(data)) {
     result = core_->import_binary(data);
+  } else if (detail::loro::is_loro_binary(data)) {
+    auto changes = core_->decode_loro_binary(data);
+    result = changes.ok() ? core_->import_changes(std::move(*changes)) : changes.status();
   } else {
     auto changes = core_->decode_json(data);
     result = changes.ok() ? core_->import_changes(std::move(*changes)) : changes.status();
@@ -179,6 +183,14 @@ std::string Doc::export_json_updates(const VersionVector& from, bool peer_compre
 std::string Doc::export_updates(const VersionVector& from) const {
   core_->settle();
   return core_->export_binary(from, false);
+}
+std::string Doc::export_loro_updates(const VersionVector& from) const {
+  core_->settle();
+  return core_->export_loro_binary(from, false);
+}
+std::string Doc::export_loro_snapshot() const {
+  core_->settle();
+  return core_->export_loro_binary({}, true);
 }
 std::string Doc::export_snapshot(SnapshotCompression compression) const {
   core_->settle();

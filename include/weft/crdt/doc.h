@@ -1,7 +1,7 @@
 // Doc: a CRDT document (Loro's document model, implemented natively): root
 // containers by name, child containers, a causal history of changes, local
-// transactions, import/export (Loro JSON updates and weft's binary format),
-// time travel and events.
+// transactions, import/export (Loro JSON updates, Loro binary updates and
+// snapshots, and weft's binary format), time travel and events.
 //
 // Thread safety: NOT thread-safe. Use one Doc from one thread at a time (wrap
 // it in a mutex to share it). Distinct Docs are independent. Event callbacks
@@ -54,6 +54,15 @@ struct ChangeMeta {
   std::vector<ID> deps;
 };
 
+// VersionVector and Frontiers in Loro's binary encoding (loro-crdt's
+// VersionVector.encode() / Frontiers encode: a postcard vector of (peer,
+// counter) pairs; frontiers sorted). The decoders accept any entry order.
+// Errors: kDataLoss "corrupt Loro binary data: ..." for malformed bytes.
+std::string encode_loro_version_vector(const VersionVector& vv);
+Result<VersionVector> decode_loro_version_vector(std::string_view bytes);
+std::string encode_loro_frontiers(const Frontiers& frontiers);
+Result<Frontiers> decode_loro_frontiers(std::string_view bytes);
+
 class Doc {
  public:
   // A doc with a random peer id.
@@ -101,7 +110,9 @@ class Doc {
   void set_change_merge_interval(int64_t seconds);
 
   // ---- import / export
-  // Imports Loro JSON updates or weft binary updates/snapshot (by content);
+  // Imports Loro JSON updates, Loro binary FastUpdates / FastSnapshot (magic
+  // "loro"; a snapshot's history is replayed) or weft binary updates/snapshot
+  // (by content);
   // `origin` is passed to the events it fires. Commits the open transaction
   // first. Atomic: on error the doc is exactly as before. While detached the
   // history grows but the visible state stays where it was. Errors:
@@ -123,6 +134,13 @@ class Doc {
   // writes: a store's compaction, a fork).
   std::string export_snapshot(
       SnapshotCompression compression = SnapshotCompression::kSmallest) const;
+  // Loro binary FastUpdates (encode mode 4) with every op not in `from`, as
+  // loro-crdt's doc.export({mode: "update", from}) (import() reads it back).
+  std::string export_loro_updates(const VersionVector& from = {}) const;
+  // Loro binary FastSnapshot (encode mode 3) of the whole history. Its state
+  // section is the replay form: loro-crdt rebuilds the state from the
+  // history on import (as for a shallow snapshot rooted at the empty version).
+  std::string export_loro_snapshot() const;
 
   // ---- versions
   VersionVector version() const;        // of the current (possibly checked-out) state
