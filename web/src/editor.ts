@@ -62,7 +62,7 @@ export async function editView(main: HTMLElement, path: string): Promise<EditorS
   const connection = h("span", { class: "connection", role: "status", "aria-live": "polite" }, "Opening…");
   const banner = h("div", { class: "banner" });
   const header = h("div", { class: "edit-head" },
-    h("h1", {}, path), connection, link(historyHref(path), "Full history"));
+    h("h1", { title: path }, path), connection, link(historyHref(path), "Full history"));
   const host = h("div", { class: "editor", "aria-label": `Editor for ${path}` });
   const aside = h("aside", { class: "side", "aria-label": "History" });
   main.replaceChildren(header, banner, h("div", { class: "edit-layout" }, host, aside));
@@ -104,9 +104,11 @@ export async function editView(main: HTMLElement, path: string): Promise<EditorS
     if (s === "connected") {
       everConnected = true;
       connection.textContent = "Live";
+      connection.title = "";
       connection.dataset.state = "live";
     } else if (everConnected) {
-      connection.textContent = "Connection lost: reconnecting… your typing is kept and will be sent";
+      connection.textContent = "Reconnecting… your typing is kept";
+      connection.title = "The connection to weft was lost. Keep typing: your edits are sent when it is back.";
       connection.dataset.state = "lost";
     } else {
       connection.textContent = "Connecting…";
