@@ -116,12 +116,16 @@ export async function editView(main: HTMLElement, path: string): Promise<EditorS
     }
   });
 
+  // A server that never answers the join: say so, and keep trying.
+  const unreachable = notice(`Live editing cannot reach the server (${scheme}://${location.host}/sync) yet; still trying.`, "error");
+  const slow = window.setTimeout(() => banner.append(unreachable), 8000);
   let room: LoroWebsocketClientRoom;
   try {
     room = await client.join({ roomId: `file:${path}`, crdtAdaptor: new LoroAdaptor(doc), auth });
     await room.waitForReachingServerVersion();
     await client.join({ roomId: `file:${path}`, crdtAdaptor: new LoroEphemeralAdaptor(ephemeral), auth });
   } catch (err) {
+    clearTimeout(slow);
     client.destroy();
     const msg = (err as Error).message || String(err);
     banner.replaceChildren(notice(`Live editing could not start: ${msg}`, "error"));
@@ -129,6 +133,8 @@ export async function editView(main: HTMLElement, path: string): Promise<EditorS
     return null;
   }
 
+  clearTimeout(slow);
+  unreachable.remove();
   const name = personName() || "guest";
   const view = new EditorView({
     parent: host,
