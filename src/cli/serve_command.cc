@@ -1,10 +1,15 @@
 // `weft serve`: serves a workspace over MCP Streamable HTTP.
+#include <cctype>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "cli/command_registry.h"
 #include "weft/server/http_transport.h"
+#include "weft/server/sync_auth.h"
 #include "weft/server/workspace_server.h"
 
 namespace weft::cli {
@@ -22,11 +27,45 @@ struct ServeArgs {
   std::string state;
   std::vector<std::string> origins;
   std::vector<std::string> hosts;
+  std::string token_file;
 };
+
+// The access token: WEFT_TOKEN, else the first line of --token-file, else a
+// fresh one (*generated set).
+Result<std::string> access_token(const ServeArgs& args, bool* generated) {
+  *generated = false;
+  if (const char* env = std::getenv("WEFT_TOKEN"); env && *env) return std::string(env);
+  if (!args.token_file.empty()) {
+    std::ifstream in(args.token_file);
+    if (!in) return not_found("cannot read --token-file '" + args.token_file + "'");
+    std::string line;
+    std::getline(in, line);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (line.size() < 16) {
+      return invalid_argument("the token in '" + args.token_file +
+                              "' is shorter than 16 characters; use a long random one");
+    }
+    return line;
+  }
+  *generated = true;
+  return server::sync::generate_token();
+}
+
+// Who edits over live sync, as history shows it (human:<name>): $USER, or "person".
+std::string person_name() {
+  const char* user = std::getenv("USER");
+  std::string name = user ? user : "";
+  bool ok = !name.empty() && name.size() <= 64;
+  for (char c : name) {
+    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
+  }
+  return ok ? name : "person";
+}
 
 std::string json_quote(const std::string& s) { return server::Json(s).dump(); }
 
-void print_banner(const server::WorkspaceServer& built, const ServeArgs& args, uint16_t port) {
+void print_banner(const server::WorkspaceServer& built, const ServeArgs& args, uint16_t port,
+                  const std::string& token, bool token_generated) {
   std::string root = built.workspace->root();
   std::string host = args.host.find(':') != std::string::npos ? "[" + args.host + "]" : args.host;
   std::cout
@@ -41,8 +80,13 @@ void print_banner(const server::WorkspaceServer& built, const ServeArgs& args, u
       << "  {\"mcpServers\": {\"weft\": {\"command\": \"weft\", \"args\": [\"mcp\", \"--root\", "
       << json_quote(root) << (args.read_only ? ", \"--read-only\"" : "")
       << (args.sandbox ? ", \"--sandbox\"" : "") << (args.fsync ? ", \"--fsync\"" : "")
-      << "]}}}\n\n"
-      << "Press Ctrl-C to stop." << std::endl;
+      << "]}}}\n\n";
+  if (built.sync) {
+    std::cout << "Live sync: ws://" << host << ":" << port << "/sync (token required)\n"
+              << "Page: http://" << host << ":" << port << "/?token="
+              << (token_generated ? token : std::string("<your WEFT_TOKEN>")) << "\n\n";
+  }
+  std::cout << "Press Ctrl-C to stop." << std::endl;
 }
 
 void setup_serve(CLI::App& app) {
@@ -72,9 +116,13 @@ void setup_serve(CLI::App& app) {
   cmd->add_option("--allow-host", args->hosts,
                   "Extra Host header name accepted besides localhost names (repeatable; "
                   "needed to reach a loopback-bound server by another name)");
+  cmd->add_option("--token-file", args->token_file,
+                  "File whose first line is the access token for live sync and the page "
+                  "(default: $WEFT_TOKEN, else a fresh token printed at start)");
   cmd->footer(
       "Requests whose Origin is not localhost, or (on a loopback address) whose Host is not a "
-      "localhost name, get 403. Exit 6 when the port is in use.");
+      "localhost name, get 403. Live sync (/sync) always needs the access token; on an address "
+      "other than loopback every request does. Exit 6 when the port is in use.");
   cmd->callback([args] {
     std::signal(SIGPIPE, SIG_IGN);
     server::tune_allocator_for_serving();
@@ -88,6 +136,7 @@ void setup_serve(CLI::App& app) {
     }
     options.fsync = args->fsync;
     options.kernel = !args->no_kernel;
+    options.live_sync = true;
     if (!args->state.empty()) options.state_dir = args->state;
     options.diagnostics = [](const std::string& line) {
       std::cerr << "weft serve: " << line << "\n";
@@ -102,13 +151,22 @@ void setup_serve(CLI::App& app) {
     http.port = args->port;
     http.allowed_origins = args->origins;
     http.allowed_hosts = args->hosts;
+    bool token_generated = false;
+    auto token = access_token(*args, &token_generated);
+    if (!token.ok()) {
+      fail(token.status());
+      return;
+    }
+    http.token = *token;
+    http.sync = built->sync;
+    http.sync_person = person_name();
     server::HttpServer listener(*built->server, http);
     Status s = listener.listen();
     if (!s.ok()) {
       fail(s);
       return;
     }
-    print_banner(*built, *args, listener.port());
+    print_banner(*built, *args, listener.port(), http.token, token_generated);
     s = listener.run();
     if (!s.ok()) {
       fail(s);

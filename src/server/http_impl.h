@@ -135,6 +135,7 @@ struct HttpServer::Impl {
   class Conn;
   class GetStream;
   class SseWriter;
+  class SyncSocket;
   // What a handler left the connection to do once its answer is written.
   enum class After { kKeep, kClose, kLater };
   static constexpr size_t kMaxHeaderBytes = 64 * 1024;
@@ -200,6 +201,15 @@ struct HttpServer::Impl {
   SessionLease use_session(const std::string& id, bool stream);
   SessionLease lease(std::shared_ptr<HttpSession> hs, bool stream);  // sessions_mu held
   static void release_session(HttpSession& hs, bool stream);
+
+  // ---- the access token and live sync (sync_transport.cc)
+  // Whether the request carries the token (Authorization: Bearer or ?token=).
+  bool has_token(const Request& req) const;
+  // A GET at options.sync_endpoint: the WebSocket upgrade. The socket leaves
+  // the HTTP connection (no longer counted in `active`) for a SyncSocket.
+  After handle_sync(const std::shared_ptr<Conn>& conn, const Request& req);
+  // The person a sync upgrade names (?name=), or options.sync_person.
+  std::string sync_person(const Request& req) const;
 };
 
 // A served connection. Its socket is used on its strand only (the reaper and

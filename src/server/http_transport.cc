@@ -180,6 +180,7 @@ void HttpServer::stop() {
     std::unique_lock sessions_lock(impl_->sessions_mu);
     for (auto& [id, s] : impl_->sessions) s->close();
   }
+  if (impl_->options.sync) impl_->options.sync->close_all("server shutting down");
   impl_->idle.wait(lock, [this] { return impl_->active == 0; });
   impl_->ioc.stop();  // run() returns, also when it has not started yet
 }
@@ -279,8 +280,14 @@ void HttpServer::Impl::end_connection(Conn& conn) {
 void HttpServer::Impl::reap_overdue() {
   std::unique_lock lock(mu);
   std::vector<Conn*> watched;
+  size_t rounds = 0;
   while (!stopping) {
     reaper_cv.wait_for(lock, std::chrono::milliseconds(100));
+    if (options.sync && ++rounds % 10 == 0) {
+      lock.unlock();
+      options.sync->tick();
+      lock.lock();
+    }
     const int64_t now = HttpSession::now_ns();
     watched.clear();
     for (const auto& [fd, conn] : conns) {
@@ -603,6 +610,13 @@ HttpServer::Impl::After HttpServer::Impl::handle(const std::shared_ptr<Conn>& co
   }
   std::string_view target = req.target();
   target = target.substr(0, target.find('?'));
+  if (options.sync && target == options.sync_endpoint) return handle_sync(conn, req);
+  if (!loopback_bound && !has_token(req)) {
+    Json error = make_error(nullptr, rpc::kInvalidRequest,
+                            "Unauthorized: this server is reachable from the network and needs "
+                            "its access token (Authorization: Bearer TOKEN or ?token=TOKEN)");
+    return respond(*conn, req, http::status::unauthorized, &error);
+  }
   if (target != options.endpoint) {
     Json error = make_error(nullptr, rpc::kInvalidRequest,
                             "Not Found: the MCP endpoint is " + options.endpoint);

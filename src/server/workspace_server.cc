@@ -8,6 +8,7 @@
 
 #include "weft/fs/change_lock.h"
 #include "weft/server/kernel_service.h"
+#include "weft/server/sync_kernel_backend.h"
 #include "weft/server/workspace_tools.h"
 
 namespace weft::server {
@@ -116,6 +117,12 @@ Result<WorkspaceServer> make_workspace_server(const WorkspaceServerOptions& opti
     kernel_options.log = options.diagnostics;
     WEFT_ASSIGN_OR_RETURN(out.kernel_link,
                           attach_kernel(out.workspace, out.tools, kernel_options));
+  }
+  if (with_kernel && options.live_sync) {
+    std::shared_ptr<Workspace> ws = out.workspace;
+    auto backend = std::make_shared<KernelSyncBackend>([ws] { return ws->kernel(); });
+    out.sync = std::make_shared<sync::SyncRooms>(sync::SyncOptions{}, backend);
+    backend->set_rooms(out.sync);
   }
   ServerOptions server_options;
   server_options.instructions = kInstructions;

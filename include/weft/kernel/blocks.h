@@ -290,6 +290,21 @@ struct MemoryContent {
   std::string version;
 };
 
+// ---------------------------------------------------------------- live sync
+
+// What a person joining a block's live sync gets (Kernel::sync_join).
+struct SyncJoin {
+  bool writable = false;  // whether the person may change the block
+  std::string rule;       // why not, when not writable
+  std::string updates;    // Loro FastUpdates the client lacks ("" : none)
+  std::string version;    // Loro VersionVector.encode() of the block's history
+};
+// Updates since a version, and the version now (Kernel::sync_export_since).
+struct SyncDelta {
+  std::string updates;  // Loro FastUpdates ("" : none)
+  std::string version;  // Loro VersionVector.encode()
+};
+
 // ---------------------------------------------------------------- the facade
 
 class Blocks {
@@ -365,6 +380,15 @@ class Blocks {
   Result<BlockWrite> memory_append(const source::Attribution& who, std::string_view label,
                                    std::optional<std::string> field, const nlohmann::json& item,
                                    std::optional<std::string> section = std::nullopt);
+
+  // ---- live sync (block_sync.cc; Kernel::sync_* route conversation and
+  // memory blocks here). Same contracts as Kernel::sync_join / sync_apply /
+  // sync_export_since.
+  Result<SyncJoin> sync_join(std::string_view block_id, std::string_view person,
+                                     std::string_view client_vv);
+  Result<bool> sync_apply(std::string_view block_id, std::string_view update,
+                          const source::Attribution& who);
+  Result<SyncDelta> sync_export_since(std::string_view block_id, std::string_view since);
 
   struct Impl;
   explicit Blocks(std::unique_ptr<Impl> impl);

@@ -253,6 +253,31 @@ class Kernel {
   // listener above fires for every block commit too.
   Blocks& blocks();
 
+  // ---- live sync (block_sync.cc): a block's CRDT exchanged as Loro binary
+  // updates with editors (server/sync_kernel_backend.h). Block ids of every
+  // kind: `file:<path>`, conversation ids, `memory:<agent>/<label>` (Text).
+  // SyncJoin and SyncDelta are in blocks.h.
+  // What a person (`person`, shown in history as human:<person>) joining
+  // with Loro version `client_vv` (VersionVector.encode(); "" : nothing)
+  // lacks. File blocks: the path's rule level (read_only -> read; weft's own
+  // configuration -> read); conversation blocks: their permission; memory
+  // blocks: read unless `person` owns them. Errors: kNotFound (no such block
+  // or file), kDataLoss (unreadable version), kFailedPrecondition (a file
+  // that is not text).
+  Result<SyncJoin> sync_join(std::string_view block_id, std::string_view person,
+                             std::string_view client_vv);
+  // Imports one Loro update into the block as a change by who.origin (its
+  // changes carry the commit message "<origin>\n<what>"), stores it, writes
+  // the file of a file block and fires the change listener. All or nothing.
+  // Returns whether anything was new. Errors: kInvalidArgument (not a Loro
+  // update of this block, missing dependencies, text not valid UTF-8 or over
+  // the block size), kPermissionDenied (the person may only read).
+  Result<bool> sync_apply(std::string_view block_id, std::string_view update,
+                          const source::Attribution& who);
+  // The updates since `since` (a Loro version vector, "" : everything) and
+  // the block's version now.
+  Result<SyncDelta> sync_export_since(std::string_view block_id, std::string_view since);
+
   struct Impl;
 
  private:

@@ -24,6 +24,12 @@
 // 503 with Retry-After. A client that disconnects while its POST runs has
 // that POST's requests cancelled (a batch stops).
 //
+// Live sync: a GET upgrade at sync_endpoint becomes a WebSocket whose frames
+// go to HttpOptions::sync (text "ping" -> "pong", binary -> on_binary); a
+// message over 256 KiB (plus slack) closes it 4413. Frames are handled on the
+// worker pool one at a time per socket (in order), and an idle socket holds
+// only a pending read.
+//
 // Thread safety: run() drives an event loop (asio) on io_threads threads,
 // which accept, read, parse and write for every connection (at most
 // max_connections) and keep the open GET streams without a thread each; the
@@ -42,6 +48,7 @@
 
 #include "weft/base/status.h"
 #include "weft/server/mcp_server.h"
+#include "weft/server/sync_rooms.h"
 
 namespace weft::server {
 
@@ -74,6 +81,22 @@ struct HttpOptions {
   // cores. A POST waits in a queue while all are busy; an idle connection
   // holds none.
   size_t workers = 0;
+
+  // ---- live sync and the access token
+  // The rooms behind the WebSocket endpoint ws://HOST:PORT/sync (see
+  // docs/sync.md); null: no such endpoint (404). The server calls its tick()
+  // every second and close_all() at stop().
+  std::shared_ptr<sync::SyncRooms> sync;
+  std::string sync_endpoint = "/sync";
+  // The access token (sync_auth.h), given as `Authorization: Bearer TOKEN`
+  // or `?token=TOKEN`. /sync always needs it (an upgrade without it is
+  // accepted and closed 4401, so that clients do not retry); so does every
+  // endpoint when the server is not bound to a loopback address (401). MCP on
+  // loopback works without it. Empty: /sync refuses everyone.
+  std::string token;
+  // Who a sync connection is, for history (human:<name>): `?name=NAME` on
+  // the upgrade URL ([A-Za-z0-9._-], 1..64 bytes), else this.
+  std::string sync_person = "person";
 };
 
 class HttpServer {

@@ -14,6 +14,7 @@
 #include "weft/base/status.h"
 #include "weft/kernel/kernel_link.h"
 #include "weft/server/mcp_server.h"
+#include "weft/server/sync_rooms.h"
 #include "weft/server/workspace.h"
 #include "weft/source/shell_hooks.h"
 
@@ -40,6 +41,9 @@ struct WorkspaceServerOptions {
   std::optional<source::Enforcement> shell_enforcement;
   // shell_exec's command predictor; empty: none (source::no_prediction).
   source::ShellPredictor shell_predictor;
+  // Build the live-sync rooms (WorkspaceServer::sync) on the kernel's blocks.
+  // Needs the kernel; `weft serve` turns it on.
+  bool live_sync = false;
   std::function<void(const std::string&)> diagnostics;  // log lines (stderr in the CLI)
 };
 
@@ -52,6 +56,9 @@ struct WorkspaceServer {
   // calls kernel_link->linger() so the kernel outlives it while front ends
   // are connected.
   std::shared_ptr<kernel::KernelLink> kernel_link;
+  // Live sync's rooms (HttpOptions::sync), their %LOR documents the kernel's
+  // blocks (sync_kernel_backend.h); null unless options.live_sync and a kernel.
+  std::shared_ptr<sync::SyncRooms> sync;
 };
 
 // Filesystem limits suited to agents (larger than the seed's defaults: files

@@ -1,0 +1,61 @@
+// The kernel behind live sync's %LOR rooms: a room id is a block id (file,
+// conversation or memory block) and its document is the block's CRDT doc.
+//
+//   join   -> Kernel::sync_join: the person's permission (rules, the block's
+//             permission), the updates the client lacks, the block's version.
+//   apply  -> Kernel::sync_apply: a change by human:<identity> ("live sync"),
+//             stored and written to the file like any change.
+//   every change from any source (agents, the disk, rollbacks, approvals,
+//   other editors) fires the kernel's change listener, which marks the room;
+//   a publisher thread then exports what the room's members lack since the
+//   version last published for it and calls SyncRooms::publish().
+//
+// The kernel is looked up on each call: a `weft serve` whose kernel runs in
+// another weft process refuses joins (kUnavailable) until it takes over.
+//
+// Thread safety: join and apply may be called from any thread (SyncRooms
+// serialises one room's calls). The change listener only queues; publishing
+// runs on the backend's own thread, outside every kernel and room lock.
+#ifndef WEFT_SERVER_SYNC_KERNEL_BACKEND_H_
+#define WEFT_SERVER_SYNC_KERNEL_BACKEND_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "weft/kernel/kernel.h"
+#include "weft/server/sync_rooms.h"
+
+namespace weft::server {
+
+class KernelSyncBackend : public sync::SyncBackend {
+ public:
+  // `kernel` returns this process's kernel, or null when another process runs it.
+  explicit KernelSyncBackend(std::function<kernel::Kernel*()> kernel);
+  ~KernelSyncBackend() override;  // stops the publisher
+  KernelSyncBackend(const KernelSyncBackend&) = delete;
+  KernelSyncBackend& operator=(const KernelSyncBackend&) = delete;
+
+  // Where changes are published (held weakly). Call once, before serving.
+  void set_rooms(std::weak_ptr<sync::SyncRooms> rooms);
+
+  Result<sync::JoinGrant> join(const sync::RoomKey& room, std::string_view identity,
+                               std::string_view client_version) override;
+  Result<bool> apply(const sync::RoomKey& room, std::string_view update,
+                     std::string_view identity) override;
+
+  // Blocks until every change marked so far is published (tests).
+  void drain();
+
+  // The history origin of a sync identity: "human:<identity>".
+  static std::string origin_of(std::string_view identity);
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace weft::server
+
+#endif  // WEFT_SERVER_SYNC_KERNEL_BACKEND_H_
