@@ -96,7 +96,8 @@ export async function editView(main: HTMLElement, path: string): Promise<EditorS
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const t = token();
   const client = new LoroWebsocketClient({
-    url: `${scheme}://${location.host}/sync${t ? `?token=${encodeURIComponent(t)}` : ""}`,
+    // ?name= is who the server records typing as (human:<name>).
+    url: `${scheme}://${location.host}/sync?${new URLSearchParams({ token: t, ...(personName() ? { name: personName() } : {}) })}`,
   });
   const auth = new TextEncoder().encode(t);
   let everConnected = false;
