@@ -38,6 +38,17 @@ case "$kind" in
     exit 2 ;;
 esac
 
+# The web page (web/, docs/web.md): esbuild bundles it into build/web, which
+# the weft binary embeds. WEFT_BUILD_WEB=OFF (or no node/npm) builds without
+# it: `weft serve` then shows a page saying how to build it.
+if [ "${WEFT_BUILD_WEB:-ON}" != OFF ]; then
+  if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+    web/build.sh build/web/weft-web.bundle
+  else
+    echo "build: node/npm not found: building without the web page (scripts/install-deps.sh)" >&2
+  fi
+fi
+
 dir="build/$kind"
 cmake -S . -B "$dir" -G Ninja "${args[@]}" "${launcher[@]}" >/dev/null
 if [ "$#" -gt 0 ]; then

@@ -15,8 +15,9 @@ packages=(
   python3-dev pybind11-dev python3-pytest
   # sandbox and benchmark peers
   bubblewrap ripgrep fd-find valgrind ccache
-  # JavaScript harnesses (interop tests, benchmark peers)
-  nodejs npm
+  # JavaScript harnesses (interop tests, benchmark peers) and the web page's
+  # build (esbuild from npm); chromium drives the page's browser test
+  nodejs npm chromium
 )
 
 SUDO=""
