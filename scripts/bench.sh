@@ -7,6 +7,9 @@
 #   scripts/bench.sh mcp_load --json [--sessions 300] [--seconds 20] [--interval-ms 0]
 #                                     concurrent HTTP sessions doing fs_read: errors, lost
 #                                     sessions, latency percentiles, server peak RSS
+#   scripts/bench.sh sync --json [--quick]
+#                                     live sync: fan-out vs loro-websocket SimpleServer,
+#                                     disk -> client, idle connections, Loro binary codec
 #   scripts/bench.sh kernel --json [--quick]
 #                                     workspace kernel: fs_edit through the kernel (and a
 #                                     second process) vs server-filesystem, watch latency,
