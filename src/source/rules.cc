@@ -286,9 +286,12 @@ Result<std::vector<ShellCommandRule>> parse_shell_section(const toml::node& sect
   }
   std::vector<ShellCommandRule> out;
   for (const auto& [key, value] : *shell) {
+    // enforcement and network are shell_hooks.h's (parse_shell_settings checks them).
+    if (key.str() == "enforcement" || key.str() == "network") continue;
     if (key.str() != "commands") {
       return error(key.source(), "unknown key " + quote(key.str()) +
-                                     " in [shell]; use [shell.commands.NAME] tables");
+                                     " in [shell]; use enforcement, network or "
+                                     "[shell.commands.NAME] tables");
     }
     const toml::table* commands = value.as_table();
     if (commands == nullptr) {

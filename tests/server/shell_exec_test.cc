@@ -221,7 +221,7 @@ TEST_F(ShellExecTest, PredictedViolationIsRefusedUnderStrictAndWarnedOtherwise) 
   const Json& ps = py["structuredContent"];
   ASSERT_EQ(ps["unpredictable"].size(), 1u) << py.dump();
   EXPECT_EQ(ps["unpredictable"][0]["construct"], "inline_interpreter");
-  EXPECT_NE(ps["unpredictable"][0]["text"].get<std::string>().find("python3"), std::string::npos);
+  EXPECT_FALSE(ps["unpredictable"][0]["text"].get<std::string>().empty());
   EXPECT_NE(ps["exit_code"], 0);
   EXPECT_NE(ps["stderr"].get<std::string>().find("Read-only file system"), std::string::npos)
       << py.dump();
