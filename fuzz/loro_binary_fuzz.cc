@@ -36,11 +36,15 @@ void try_import(const std::string& base, const std::string& input) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using weft::crdt::detail::loro::wrap;
+  // A small history with a mark, a child container and a counter, as
+  // Loro updates (imported before each input).
   static const std::string base = [] {
     weft::crdt::Doc d(7);
-    (void)d.get_text("t").insert(0, "héllo😀");
-    (void)d.get_list("l").push(weft::crdt::Value(1));
-    (void)d.get_map("m").set("k", weft::crdt::Value("v"));
+    auto text = d.get_text("t");
+    (void)text.insert(0, "héllo😀");
+    (void)text.mark(0, 2, "bold", weft::crdt::Value(true));
+    (void)d.get_map("m").set_container("child", weft::crdt::ContainerType::kList);
+    (void)d.get_counter("c").increment(1.5);
     (void)d.commit();
     return d.export_loro_updates();
   }();

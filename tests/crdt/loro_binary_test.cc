@@ -304,6 +304,14 @@ TEST(LoroBinary, DocRoundTrips) {
     EXPECT_EQ(back.oplog_frontiers(), doc.oplog_frontiers());
     EXPECT_EQ(back.export_json_updates(), doc.export_json_updates());
   }
+  // From a version inside a change: the change is sliced there.
+  auto early = doc.fork_at(Frontiers{ID{11, 4}});
+  ASSERT_TRUE(early.ok());
+  ASSERT_EQ(early->oplog_version(), (VersionVector{{11, 5}}));
+  auto st = early->import(doc.export_loro_updates(early->oplog_version()));
+  ASSERT_TRUE(st.ok()) << st.status().to_string();
+  EXPECT_EQ(early->to_json_string(), doc.to_json_string());
+  EXPECT_EQ(early->oplog_version(), doc.oplog_version());
   // From a version on: only the ops after it.
   Doc half(3);
   ASSERT_TRUE(half.import(doc.export_loro_updates()).ok());
@@ -358,6 +366,30 @@ TEST(LoroBinary, CorruptInputIsAStatusAndChangesNothing) {
         ASSERT_EQ(t.to_json_string(), before) << k;
       }
     }
+  }
+}
+
+// Random edits of a valid body behind a fresh checksum: a Status either way,
+// and an error leaves the doc as it was.
+RC_GTEST_PROP(LoroBinary, MutatedBodiesNeverCrash,
+              (const std::vector<std::pair<uint16_t, uint8_t>>& edits, bool snapshot)) {
+  static const Doc source = sample_doc();
+  static const std::string updates = source.export_loro_updates();
+  static const std::string snap = source.export_loro_snapshot();
+  const std::string& blob = snapshot ? snap : updates;
+  std::string body = blob.substr(lb::kHeaderSize);
+  for (const auto& [at, value] : edits) body[at % body.size()] = static_cast<char>(value);
+  Doc doc(9);
+  RC_ASSERT(doc.get_text("text").insert(0, "keep").ok());
+  RC_ASSERT(doc.commit().ok());
+  const std::string before = doc.to_json_string();
+  auto st = doc.import(lb::wrap(snapshot ? lb::kModeFastSnapshot : lb::kModeFastUpdates, body));
+  if (!st.ok()) {
+    RC_ASSERT(doc.to_json_string() == before);
+    RC_ASSERT(st.status().code() == StatusCode::kDataLoss ||
+              st.status().code() == StatusCode::kUnimplemented ||
+              st.status().code() == StatusCode::kInvalidArgument ||
+              st.status().code() == StatusCode::kOutOfRange);
   }
 }
 
