@@ -100,7 +100,7 @@ test('sync: two editors, an MCP agent and the disk converge on one file', { skip
     b.doc.getText('content').insert(b.doc.getText('content').length, 'from B\n');
     b.doc.commit();
     const edited = await mcp.callTool({ name: 'fs_edit', arguments: {
-      path: 'notes.md', old_string: 'start', new_string: 'START' } });
+      path: 'notes.md', edits: [{ old_string: 'start', new_string: 'START' }] } });
     assert.ok(!edited.isError, JSON.stringify(edited));
     await until('both edits and the agent', () => a.text().includes('from B') &&
       a.text().includes('START') && b.text().includes('from A'));

@@ -28,6 +28,7 @@ namespace websocket = beast::websocket;
 namespace net = boost::asio;
 namespace stdfs = std::filesystem;
 using namespace sync;
+using sync::Message;
 
 constexpr char kToken[] = "0123456789abcdef0123456789abcdef";
 
