@@ -16,7 +16,7 @@
 //    through the API (batched), a 10-line edit of a 10,000-line block, and
 //    list{parent_id} among many conversation blocks.
 // The allocator is tuned as `weft mcp` tunes it. Prints one JSON object.
-//   weft_kernel_bench [--quick] [--only watch|change|reconcile|blocks]
+//   weft_kernel_bench [--quick] [--only watch|change|reconcile|blocks|block_edit]
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -368,6 +368,37 @@ Json bench_change(int edits) {
           {"last_quarter", percentiles(last)}};
 }
 
+// block_edit of 10 lines spread over a 10,000-line block (fields
+// block_edit_p50_us, block_edit_p90_us).
+Json bench_block_edit(weft::kernel::Blocks& b, int edits) {
+  using namespace weft::kernel;
+  Attribution who{"agent:bench", "block_edit", std::nullopt};
+  Json out = Json::object();
+  std::string text;
+  for (int i = 0; i < 10000; ++i) text += "line " + std::to_string(i) + " of the block text\n";
+  CreateBlock big;
+  big.content = text;
+  auto edited = b.create(who, big);
+  if (!edited.ok()) return {{"error", edited.status().to_string()}};
+  std::mt19937 rng(7);
+  std::vector<double> us;
+  for (int i = 0; i < edits; ++i) {
+    std::vector<LineEdit> ops;
+    for (int j = 0; j < 10; ++j) {
+      size_t line = j * 1000 + rng() % 999;
+      ops.push_back(LineEdit::replace(line, line + 1, "edited " + std::to_string(i) + "\n"));
+    }
+    auto t0 = Clock::now();
+    auto w = b.edit(who, edited->block_id, ops);
+    us.push_back(ms_between(t0, Clock::now()) * 1000);
+    if (!w.ok()) return {{"error", "edit: " + w.status().to_string()}};
+  }
+  std::sort(us.begin(), us.end());
+  out["block_edit_p50_us"] = round3(us[us.size() / 2]);
+  out["block_edit_p90_us"] = round3(us[us.size() * 9 / 10]);
+  return out;
+}
+
 // The block API's hot paths (fields append_per_s_api, block_edit_p50_us,
 // block_list_ms).
 Json bench_blocks(bool quick) {
@@ -392,30 +423,9 @@ Json bench_blocks(bool quick) {
   if (!flushed.ok()) return {{"error", flushed.status().to_string()}};
   double secs = ms_between(start, Clock::now()) / 1000;
   out["append_per_s_api"] = static_cast<int64_t>(static_cast<double>(appends) / secs);
-  // Edits of 10 lines spread over a 10,000-line block.
-  std::string text;
-  for (int i = 0; i < 10000; ++i) text += "line " + std::to_string(i) + " of the block text\n";
-  CreateBlock big;
-  big.content = text;
-  auto edited = b.create(who, big);
-  if (!edited.ok()) return {{"error", edited.status().to_string()}};
-  std::mt19937 rng(7);
-  std::vector<double> us;
-  const int edits = quick ? 300 : 1000;
-  for (int i = 0; i < edits; ++i) {
-    std::vector<LineEdit> ops;
-    for (int j = 0; j < 10; ++j) {
-      size_t line = j * 1000 + rng() % 999;
-      ops.push_back(LineEdit::replace(line, line + 1, "edited " + std::to_string(i) + "\n"));
-    }
-    auto t0 = Clock::now();
-    auto w = b.edit(who, edited->block_id, ops);
-    us.push_back(ms_between(t0, Clock::now()) * 1000);
-    if (!w.ok()) return {{"error", "edit: " + w.status().to_string()}};
-  }
-  std::sort(us.begin(), us.end());
-  out["block_edit_p50_us"] = round3(us[us.size() / 2]);
-  out["block_edit_p90_us"] = round3(us[us.size() * 9 / 10]);
+  Json edits = bench_block_edit(b, quick ? 300 : 1000);
+  if (edits.contains("error")) return edits;
+  for (const auto& [key, value] : edits.items()) out[key] = value;
   // list{parent_id} among many blocks.
   const int total = quick ? 20000 : 100000;
   auto parent = b.create(who, CreateBlock{});
@@ -461,6 +471,12 @@ int main(int argc, char** argv) {
   }
   if (only.empty() || only == "reconcile") {
     out["reconcile_1mb"] = bench_reconcile(quick ? 8 : 30);
+  }
+  if (only == "block_edit") {  // for profiling: only the edit loop, longer
+    Scratch s("weft-kernel-bench-block-edit");
+    auto k = open_kernel(s, false);
+    if (!k.ok()) return 1;
+    out = bench_block_edit((*k)->blocks(), quick ? 1000 : 5000);
   }
   if (only.empty() || only == "blocks") {
     Json blocks = bench_blocks(quick);

@@ -13,13 +13,6 @@ namespace {
 // Snapshot a conversation block after this many stored updates.
 constexpr uint64_t kCompactAfterUpdates = 256;
 
-Json undo_json(const std::vector<UndoStep>& steps) {
-  Json out = Json::array();
-  size_t from = steps.size() > kMaxStoredUndoSteps ? steps.size() - kMaxStoredUndoSteps : 0;
-  for (size_t i = from; i < steps.size(); ++i) out.push_back({steps[i].before, steps[i].after});
-  return out;
-}
-
 std::vector<UndoStep> undo_from_json(const Json& j) {
   std::vector<UndoStep> out;
   if (!j.is_array()) return out;
@@ -175,28 +168,86 @@ void Blocks::Impl::stop_flusher() {
 
 // ---------------------------------------------------------------- persistence
 
+namespace {
+
+// `text` as a JSON string: printable ASCII is copied as is; anything else
+// goes through nlohmann (escapes, and invalid UTF-8 replaced as before).
+void append_json_string(std::string& out, std::string_view text) {
+  bool plain = true;
+  for (char c : text) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x80 || c == '"' || c == '\\') {
+      plain = false;
+      break;
+    }
+  }
+  if (!plain) {
+    out += Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
+    return;
+  }
+  out += '"';
+  out.append(text);
+  out += '"';
+}
+
+void append_undo_steps(std::string& out, const std::vector<UndoStep>& steps) {
+  out += '[';
+  size_t from = steps.size() > kMaxStoredUndoSteps ? steps.size() - kMaxStoredUndoSteps : 0;
+  for (size_t i = from; i < steps.size(); ++i) {
+    if (i > from) out += ',';
+    out += '[';
+    append_json_string(out, steps[i].before);
+    out += ',';
+    append_json_string(out, steps[i].after);
+    out += ']';
+  }
+  out += ']';
+}
+
+}  // namespace
+
+// Written by hand (it is stored with every commit): the object load_index reads.
 std::string Blocks::Impl::metadata_json(const ConvEntry& e) const {
-  Json m = {{"role", block_role_name(e.role)},
-            {"kind", block_kind_name(e.kind)},
-            {"status", block_status_name(e.status)},
-            {"meta", e.meta},
-            {"order", e.order},
-            {"summary", e.summary},
-            {"lines", e.line_count},
-            {"written", e.wrote_since_create}};
-  if (e.parent) m["parent"] = *e.parent;
-  Json undo = Json::object();
+  std::string out;
+  out.reserve(256 + e.summary.size());
+  out += "{\"role\":";
+  append_json_string(out, block_role_name(e.role));
+  out += ",\"kind\":";
+  append_json_string(out, block_kind_name(e.kind));
+  out += ",\"status\":";
+  append_json_string(out, block_status_name(e.status));
+  out += ",\"meta\":";
+  out += e.meta.dump(-1, ' ', false, Json::error_handler_t::replace);
+  out += ",\"order\":" + std::to_string(e.order);
+  out += ",\"summary\":";
+  append_json_string(out, e.summary);
+  out += ",\"lines\":" + std::to_string(e.line_count);
+  out += std::string(",\"written\":") + (e.wrote_since_create ? "true" : "false");
+  if (e.parent) {
+    out += ",\"parent\":";
+    append_json_string(out, *e.parent);
+  }
+  bool any = false;
   for (const auto& [author, stacks] : e.undo) {
     if (stacks.undo.empty() && stacks.redo.empty()) continue;
-    undo[author] = {{"u", undo_json(stacks.undo)}, {"r", undo_json(stacks.redo)}};
+    out += any ? "," : ",\"undo\":{";
+    any = true;
+    append_json_string(out, author);
+    out += ":{\"u\":";
+    append_undo_steps(out, stacks.undo);
+    out += ",\"r\":";
+    append_undo_steps(out, stacks.redo);
+    out += '}';
   }
-  if (!undo.empty()) m["undo"] = std::move(undo);
-  return m.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (any) out += '}';
+  out += '}';
+  return out;
 }
 
 void Blocks::Impl::reset_mirror(ConvEntry& e) {
   e.text = e.block->text();
   e.starts = line_starts(e.text);
+  e.ascii = all_ascii(e.text);
   e.line_count = e.starts.size();
   e.summary = summarize(e.text, e.line_count);
   e.version = e.block->version();
@@ -344,9 +395,14 @@ Result<BlockWrite> Blocks::Impl::commit_splices(ConvEntry& e,
   }
   if (splices.empty()) return write_of(e);
   crdt::TextRef t = e.block->doc().get_text(source::kContentContainer);
+  // In an all-ASCII text byte offsets are character offsets, which the doc
+  // takes without converting positions.
+  const PosUnit unit = e.ascii ? PosUnit::kUnicode : PosUnit::kBytes;
+  bool ascii_after = e.ascii;
   for (const TextSplice& s : splices) {
-    Status st = s.erase == 0 ? t.insert(s.offset, s.insert, PosUnit::kBytes)
-                             : t.splice(s.offset, s.erase, s.insert, PosUnit::kBytes);
+    ascii_after = ascii_after && all_ascii(s.insert);
+    Status st = s.erase == 0 ? t.insert(s.offset, s.insert, unit)
+                             : t.splice(s.offset, s.erase, s.insert, unit);
     if (!st.ok()) {
       // Validated before; should a splice still fail, drop the doc so the
       // next use reloads it from the store without the partial change.
@@ -367,13 +423,9 @@ Result<BlockWrite> Blocks::Impl::commit_splices(ConvEntry& e,
   if (pure_append) {
     extend_line_starts(e.text, low, e.starts);
   } else {
-    size_t line = static_cast<size_t>(std::upper_bound(e.starts.begin(), e.starts.end(), low) -
-                                      e.starts.begin());
-    line = line == 0 ? 0 : line - 1;
-    size_t from = line < e.starts.size() ? e.starts[line] : 0;
-    e.starts.resize(line);
-    extend_line_starts(e.text, from, e.starts);
+    splice_line_starts(e.text, splices, e.starts);
   }
+  e.ascii = ascii_after;
   e.line_count = e.starts.size();
   e.summary = summarize(e.text, e.line_count);
   e.version = e.block->version();

@@ -57,6 +57,13 @@ Result<TextSplice> plan_splice(std::string_view text, uint64_t offset, uint64_t 
                                std::string_view insert, std::string_view block_id);
 // Applies splices ordered by descending offset.
 std::string apply_splices(std::string_view text, const std::vector<TextSplice>& splices);
+// The line starts of apply_splices(text, splices) from `starts` (text's):
+// unchanged lines are shifted, only the inserted text is scanned.
+// `new_text` is the result of the splices.
+void splice_line_starts(std::string_view new_text, const std::vector<TextSplice>& splices,
+                        std::vector<size_t>& starts);
+// True when every byte is ASCII (byte offsets are then character offsets).
+bool all_ascii(std::string_view text);
 // The lines of `text` as read() shows them; fills line_count and shown.
 Status render_lines(std::string_view text, const std::vector<size_t>& starts,
                     const ReadOptions& options, BlockContent& out);
@@ -92,6 +99,7 @@ struct ConvEntry {
   std::optional<source::FileBlock> block;
   std::string text;
   std::vector<size_t> starts;  // byte offset of each line's start
+  bool ascii = false;          // text is all ASCII: byte offsets are character offsets
   crdt::VersionVector persisted;
   uint64_t updates_since_snapshot = 0;
   std::map<std::string, UndoStacks> undo;  // by author

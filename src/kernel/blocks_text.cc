@@ -70,6 +70,60 @@ void extend_line_starts(std::string_view text, size_t appended_at, std::vector<s
   }
 }
 
+bool all_ascii(std::string_view text) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(text.data());
+  size_t n = text.size();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, p + i, 8);
+    if (word & 0x8080808080808080ull) return false;
+  }
+  for (; i < n; ++i) {
+    if (p[i] & 0x80) return false;
+  }
+  return true;
+}
+
+void splice_line_starts(std::string_view new_text, const std::vector<TextSplice>& splices,
+                        std::vector<size_t>& starts) {
+  // Old offsets map to new ones by the splices in ascending order (they come
+  // highest first). A line start inside an erased range (or right after it)
+  // is recomputed from the text around the insert.
+  std::vector<size_t> out;
+  out.reserve(starts.size() + 16);
+  size_t next_old = 0;   // index into starts
+  int64_t delta = 0;     // new offset - old offset before the current splice
+  auto push = [&](size_t at) {
+    if (at < new_text.size() && (out.empty() || out.back() < at)) out.push_back(at);
+  };
+  for (auto it = splices.rbegin(); it != splices.rend(); ++it) {
+    // Starts strictly before the splice's offset are unchanged (shifted).
+    while (next_old < starts.size() && starts[next_old] < it->offset) {
+      push(static_cast<size_t>(static_cast<int64_t>(starts[next_old]) + delta));
+      ++next_old;
+    }
+    // Starts inside (offset, offset + erase] are gone or come from the insert.
+    size_t new_at = static_cast<size_t>(static_cast<int64_t>(it->offset) + delta);
+    while (next_old < starts.size() && starts[next_old] <= it->offset + it->erase) ++next_old;
+    // The splice point itself starts a line when the text before it ends one.
+    if (new_at == 0 || new_text[new_at - 1] == '\n') push(new_at);
+    for (size_t i = 0; i < it->insert.size(); ++i) {
+      if (it->insert[i] == '\n') push(new_at + i + 1);
+    }
+    delta += static_cast<int64_t>(it->insert.size()) - static_cast<int64_t>(it->erase);
+    // The first old start past the erased range may now follow a line break
+    // from the insert or not: it stays a start only where the new text says.
+    size_t after = new_at + it->insert.size();
+    if (after > 0 && after < new_text.size() && new_text[after - 1] == '\n') push(after);
+  }
+  while (next_old < starts.size()) {
+    push(static_cast<size_t>(static_cast<int64_t>(starts[next_old]) + delta));
+    ++next_old;
+  }
+  starts = std::move(out);
+}
+
 size_t count_lines(std::string_view text) {
   if (text.empty()) return 0;
   size_t n = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));

@@ -328,6 +328,50 @@ TEST_F(BlockToolsTest, KernelSearchFindsBlocksMemoryAndUntrackedFiles) {
   EXPECT_EQ(sc(capped)["truncated"], true);
 }
 
+TEST_F(BlockToolsTest, KernelSearchStaysInTheClientsRoot) {
+  std::string id = create({{"role", "user"}, {"kind", "text"}, {"content", "nothing in a block\n"}});
+  const ToolSpec* spec = built_.tools->find("kernel_search");
+  ASSERT_NE(spec, nullptr);
+  ToolContext ctx(built_.workspace.get(), {"src"}, nullptr, nullptr, nullptr);
+  ctx.set_client_name("claude");
+  Json r = built_.tools->call(*spec, {{"query", "nothing|needle"}}, ctx);
+  ASSERT_FALSE(failed(r)) << text(r);
+  Json results = sc(r)["results"];
+  std::vector<std::string> ids;
+  for (const auto& h : results) ids.push_back(h["block_id"]);
+  // notes.txt (outside src) is not searched; the conversation block is.
+  EXPECT_EQ(ids, (std::vector<std::string>{id, "file:src/a.py"}));
+  Json outside = built_.tools->call(*spec, {{"query", "x"}, {"path_prefix", "notes.txt"}}, ctx);
+  EXPECT_TRUE(failed(outside));
+}
+
+TEST_F(BlockToolsTest, RulesRefuseOrAskForApproval) {
+  // A second root with rules; its own kernel.
+  stdfs::path root = tmp_.path() / "ruled";
+  stdfs::create_directories(root / "locked");
+  stdfs::create_directories(root / "ask");
+  std::ofstream(root / "weft.toml")
+      << "[permissions]\nrules = [\n  { glob = \"locked/**\", level = \"read_only\" },\n"
+         "  { glob = \"ask/**\", level = \"human\" },\n]\n";
+  std::ofstream(root / "locked/x.txt") << "x\n";
+  std::ofstream(root / "ask/y.txt") << "y\n";
+  WorkspaceServerOptions o;
+  o.root = root.string();
+  auto ruled = make_workspace_server(o);
+  ASSERT_TRUE(ruled.ok()) << ruled.status();
+  Json denied = call_on(*ruled, "block_append", {{"block_id", "file:locked/x.txt"}, {"text", "y\n"}});
+  EXPECT_TRUE(failed(denied));
+  EXPECT_NE(text(denied).find("read_only"), std::string::npos) << text(denied);
+  Json ask = call_on(*ruled, "block_edit",
+                     {{"block_id", "file:ask/y.txt"},
+                      {"operations", {{{"op", "insert"}, {"line", 1}, {"content", "z\n"}}}}});
+  ASSERT_FALSE(failed(ask)) << text(ask);
+  EXPECT_EQ(sc(ask)["applied"], false);
+  EXPECT_EQ(sc(ask)["pending_approval"].get<std::string>().rfind("apr_", 0), 0u);
+  EXPECT_NE(text(ask).find("Do not retry"), std::string::npos) << text(ask);
+  EXPECT_EQ(weft::testing::read_file(root / "ask/y.txt"), "y\n");
+}
+
 TEST_F(BlockToolsTest, ASecondServerOnTheRootForwardsToTheKernel) {
   auto second = make_workspace_server(options());
   ASSERT_TRUE(second.ok()) << second.status();

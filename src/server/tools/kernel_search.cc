@@ -22,7 +22,13 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
     WEFT_ASSIGN_OR_RETURN(std::string prefix, resolve_arg(ctx, args, "path_prefix"));
     r.path_prefix = std::move(prefix);
   } else if (ctx.roots().size() == 1) {
-    r.path_prefix = ctx.roots()[0];  // the client's root narrows the files
+    // The client's root narrows the files, not the other blocks.
+    r.path_prefix = ctx.roots()[0];
+    if (r.kinds.empty()) {
+      r.kinds = {kernel::BlockKind::kText,       kernel::BlockKind::kThinking,
+                 kernel::BlockKind::kToolCall,   kernel::BlockKind::kToolResult,
+                 kernel::BlockKind::kFile,       kernel::BlockKind::kMemory};
+    }
   } else if (ctx.roots().size() > 1) {
     return invalid_argument("your client gave several roots: pass path_prefix naming the one "
                             "(or a directory in it) to search");
