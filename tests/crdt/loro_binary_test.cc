@@ -46,7 +46,9 @@ TEST(LoroBinary, Leb128AndZigzag) {
   lb::put_sleb(out, 64);
   EXPECT_EQ(out, bytes({0xC0, 0x00}));
 
-  lb::Reader r(bytes({0xAC, 0x02, 0x7F, 0x01}));
+  // (Reader views its bytes: they must outlive it.)
+  const std::string in = bytes({0xAC, 0x02, 0x7F, 0x01});
+  lb::Reader r(in);
   EXPECT_EQ(r.uleb(), 300u);
   EXPECT_EQ(r.sleb(), -1);
   EXPECT_EQ(r.zigzag(), -1);
@@ -55,7 +57,8 @@ TEST(LoroBinary, Leb128AndZigzag) {
   EXPECT_EQ(r.u8(), 0);  // past the end: sticky error
   EXPECT_FALSE(r.ok());
 
-  lb::Reader too_long(std::string(11, '\x80') + '\x01');
+  const std::string long_in = std::string(11, '\x80') + '\x01';
+  lb::Reader too_long(long_in);
   too_long.uleb();
   EXPECT_FALSE(too_long.ok());
   EXPECT_EQ(too_long.status().code(), StatusCode::kDataLoss);
@@ -130,11 +133,13 @@ RC_GTEST_PROP(LoroBinary, ColumnsRoundTrip,
 
 TEST(LoroBinary, ColumnDecodersRefuseOverlongRuns) {
   std::vector<uint64_t> out;
-  lb::Reader r(bytes({0xFE, 0xFF, 0xFF, 0xFF, 0x0F, 1}));  // a run of 2^31 - 1 values
+  const std::string run = bytes({0xFE, 0xFF, 0xFF, 0xFF, 0x0F, 1});  // a run of 2^31 - 1 values
+  lb::Reader r(run);
   lb::read_any_rle_all(r, 1000, out);
   EXPECT_FALSE(r.ok());
   EXPECT_TRUE(out.empty());
-  lb::Reader zero(bytes({0}));  // a segment of length 0
+  const std::string empty_segment = bytes({0});  // a segment of length 0
+  lb::Reader zero(empty_segment);
   lb::read_any_rle_all(zero, 1000, out);
   EXPECT_FALSE(zero.ok());
 }
