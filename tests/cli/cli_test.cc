@@ -274,7 +274,7 @@ TEST_F(CliTest, PathsThatAreNotRegularFilesAreRefusedWithoutHanging) {
       {"block create --db b.db a b --schema @fifo", 2, "--schema: 'fifo' is a FIFO"},
       {"doc info fifo", 2, "'fifo' is a FIFO (named pipe), not a weft document file"},
       {"doc export fifo --out x.bin", 2, "'fifo' is a FIFO"},
-      {"loro merge fifo", 2, "'fifo' is a FIFO (named pipe), not a Loro JSON or weft binary file"},
+      {"loro merge fifo", 2, "'fifo' is a FIFO (named pipe), not a Loro JSON, Loro binary or weft binary file"},
       {"loro merge ws", 2, "'ws' is a directory"},
       {"fs restore --root ws fifo", 2, "'fifo' is a FIFO (named pipe), not a snapshot record"},
       {"fs ls --root fifo", 1, "fifo' is a FIFO (named pipe), not a directory"},
