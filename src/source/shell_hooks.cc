@@ -532,7 +532,8 @@ Protection FileMetaIndex::protection(const WorkspaceRules& rules) {
   }
   std::sort(whole.begin(), whole.end());
   out.read_only = whole;
-  for (const auto& [path, meta] : files_) {
+  for (const auto& entry : files_) {
+    const std::string& path = entry.first;
     bool covered = std::any_of(whole.begin(), whole.end(),
                                [&](const std::string& d) { return under(path, d); });
     if (!covered && is_protected(rules, path)) out.read_only.push_back(path);
