@@ -385,10 +385,10 @@ class Parser {
     }
   }
 
-  // Skips a balanced (...) starting at pos_ ('('), honouring quotes.
-  bool skip_balanced_parens() {
-    uint32_t open = pos_;
-    int depth = 0;
+  // Moves pos_ past the `close` that brings `depth` (the openers already
+  // consumed) to zero, honouring backslashes and quotes. False when the text
+  // ends first or a quote is left open.
+  bool skip_balanced(char open, char close, int depth) {
     while (pos_ < text_.size()) {
       char c = text_[pos_];
       if (c == '\\') {
@@ -396,18 +396,25 @@ class Parser {
         continue;
       }
       if (c == '\'' || c == '"') {
-        size_t close = text_.find(c, pos_ + 1);
-        if (close == std::string_view::npos) break;
-        pos_ = static_cast<uint32_t>(close + 1);
+        size_t end = text_.find(c, pos_ + 1);
+        if (end == std::string_view::npos) return false;
+        pos_ = static_cast<uint32_t>(end + 1);
         continue;
       }
       ++pos_;
-      if (c == '(') {
+      if (c == open) {
         ++depth;
-      } else if (c == ')' && --depth == 0) {
+      } else if (c == close && --depth == 0) {
         return true;
       }
     }
+    return false;
+  }
+
+  // Skips a balanced (...) starting at pos_ ('('), honouring quotes.
+  bool skip_balanced_parens() {
+    uint32_t open = pos_;
+    if (skip_balanced('(', ')', 0)) return true;
     fail(open, "unbalanced '('");
     return false;
   }
@@ -451,24 +458,7 @@ class Parser {
       part.text.assign(text_.substr(start, pos_ - start));
     } else if (n == '{') {
       pos_ += 2;
-      int depth = 1;
-      while (pos_ < text_.size() && depth > 0) {
-        char c = text_[pos_];
-        if (c == '\\') {
-          pos_ += 2;
-          continue;
-        }
-        if (c == '\'' || c == '"') {
-          size_t close = text_.find(c, pos_ + 1);
-          if (close == std::string_view::npos) break;
-          pos_ = static_cast<uint32_t>(close + 1);
-          continue;
-        }
-        if (c == '{') ++depth;
-        if (c == '}') --depth;
-        ++pos_;
-      }
-      if (depth != 0 || pos_ > text_.size()) {
+      if (!skip_balanced('{', '}', 1)) {
         fail(start, "unterminated ${");
         return;
       }
