@@ -292,12 +292,7 @@ Status Blocks::Impl::persist(ConvEntry& e) {
 
 void Blocks::Impl::notify(const std::string& id, const std::string& version,
                           const std::string& origin) {
-  Kernel::ChangeListener copy;
-  {
-    std::lock_guard lock(k->listener_mu);
-    copy = k->listener;
-  }
-  if (copy) copy(id, version, origin);
+  k->notify_listeners(id, version, origin);
 }
 
 BlockWrite Blocks::Impl::write_of(const ConvEntry& e) const {

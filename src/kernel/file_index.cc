@@ -111,12 +111,7 @@ void Kernel::Impl::rekey_entry(const std::string& from, const std::string& to) {
 }
 
 void Kernel::Impl::notify(const FileEntry& e, const std::string& origin) {
-  ChangeListener copy;
-  {
-    std::lock_guard lock(listener_mu);
-    copy = listener;
-  }
-  if (copy && e.block) copy(file_block_id(e.path), e.block->version(), origin);
+  if (e.block) notify_listeners(file_block_id(e.path), e.block->version(), origin);
 }
 
 void Kernel::Impl::evict_if_needed() {

@@ -1,6 +1,8 @@
 // The kernel: opening it, and the changes agents make to a file's text.
 #include "weft/kernel/kernel.h"
 
+#include <utility>
+
 #include "kernel/blocks_impl.h"
 #include "kernel/kernel_impl.h"
 #include "weft/fs/state_dir.h"
@@ -82,9 +84,50 @@ std::shared_ptr<const source::WorkspaceRules> Kernel::rules() const {
   return impl_->current_rules();
 }
 
-void Kernel::set_change_listener(ChangeListener listener) {
+uint64_t Kernel::add_change_listener(ChangeListener listener) {
   std::lock_guard lock(impl_->listener_mu);
-  impl_->listener = std::move(listener);
+  auto next = impl_->listeners
+                  ? std::make_shared<std::vector<std::pair<uint64_t, ChangeListener>>>(
+                        *impl_->listeners)
+                  : std::make_shared<std::vector<std::pair<uint64_t, ChangeListener>>>();
+  const uint64_t id = impl_->next_listener_id++;
+  next->emplace_back(id, std::move(listener));
+  impl_->listeners = std::move(next);
+  return id;
+}
+
+void Kernel::remove_change_listener(uint64_t id) {
+  std::lock_guard lock(impl_->listener_mu);
+  if (!impl_->listeners) return;
+  auto next = std::make_shared<std::vector<std::pair<uint64_t, ChangeListener>>>();
+  for (const auto& entry : *impl_->listeners) {
+    if (entry.first != id) next->push_back(entry);
+  }
+  impl_->listeners = std::move(next);
+}
+
+void Kernel::set_change_listener(ChangeListener listener) {
+  uint64_t old;
+  {
+    std::lock_guard lock(impl_->listener_mu);
+    old = std::exchange(impl_->set_listener_id, 0);
+  }
+  if (old != 0) remove_change_listener(old);
+  if (!listener) return;
+  const uint64_t id = add_change_listener(std::move(listener));
+  std::lock_guard lock(impl_->listener_mu);
+  impl_->set_listener_id = id;
+}
+
+void Kernel::Impl::notify_listeners(const std::string& block_id, const std::string& version,
+                                    const std::string& origin) {
+  std::shared_ptr<const std::vector<std::pair<uint64_t, ChangeListener>>> current;
+  {
+    std::lock_guard lock(listener_mu);
+    current = listeners;
+  }
+  if (!current) return;
+  for (const auto& entry : *current) entry.second(block_id, version, origin);
 }
 
 // ---------------------------------------------------------------- agents' changes

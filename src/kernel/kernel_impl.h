@@ -95,8 +95,15 @@ struct Kernel::Impl {
   std::map<std::string, Approval> approvals;          // by id
   std::map<std::string, std::string> approval_rows;   // id -> store id
 
+  // Copy-on-write list of the change listeners: a commit takes the current
+  // list under listener_mu and calls it without the lock.
   std::mutex listener_mu;
-  ChangeListener listener;
+  std::shared_ptr<const std::vector<std::pair<uint64_t, ChangeListener>>> listeners;
+  uint64_t next_listener_id = 1;  // guarded by listener_mu
+  uint64_t set_listener_id = 0;   // the one set_change_listener owns (0: none)
+  // Calls every change listener (after a commit of `block_id`).
+  void notify_listeners(const std::string& block_id, const std::string& version,
+                        const std::string& origin);
 
   std::unique_ptr<source::Watcher> watcher;
   std::unique_ptr<Blocks> blocks;  // made last at open, gone first at close

@@ -17,6 +17,7 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
   std::mutex mu;
   std::condition_variable cv;
   kernel::Kernel* listening = nullptr;  // the kernel our listener is on
+  uint64_t listener_id = 0;             // its id there
   // Rooms joined at least once: block id -> the version last published (or
   // granted at the first join). Only these are exported on a change.
   std::map<std::string, std::string> published;
@@ -33,7 +34,7 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
       listening = k;
       std::weak_ptr<Impl> self = weak_from_this();
       // Runs with the block's lock held: only marks the room.
-      k->set_change_listener(
+      listener_id = k->add_change_listener(
           [self](const std::string& block_id, const std::string&, const std::string&) {
             if (auto impl = self.lock()) impl->mark(block_id);
           });
@@ -99,7 +100,7 @@ KernelSyncBackend::~KernelSyncBackend() {
   }
   impl_->publisher.join();
   std::lock_guard lock(impl_->mu);
-  if (impl_->listening) impl_->listening->set_change_listener(nullptr);
+  if (impl_->listening) impl_->listening->remove_change_listener(impl_->listener_id);
 }
 
 void KernelSyncBackend::set_rooms(std::weak_ptr<sync::SyncRooms> rooms) {

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "support/test_support.h"
@@ -481,6 +482,37 @@ TEST_F(KernelTest, ConcurrentAgentsOnOneFileLoseNothing) {
   }
   // The empty file it started as has no change of its own.
   EXPECT_EQ(k->history("log.txt", 0)->size(), static_cast<size_t>(kThreads * kEach));
+}
+
+}  // namespace
+}  // namespace weft::kernel
+
+namespace weft::kernel {
+namespace {
+
+TEST_F(KernelTest, EveryChangeListenerHearsACommitUntilRemoved) {
+  auto k = open_ok();
+  ASSERT_NE(k, nullptr);
+  std::vector<std::string> heard;
+  std::mutex mu;
+  auto listen = [&](std::string who) {
+    return [&, who](const std::string& block, const std::string&, const std::string&) {
+      std::lock_guard lock(mu);
+      heard.push_back(who + " " + block);
+    };
+  };
+  const uint64_t a = k->add_change_listener(listen("a"));
+  k->add_change_listener(listen("b"));
+  k->set_change_listener(listen("set"));
+  ASSERT_TRUE(k->change_text("x.md", agent("claude"), source::FileOp::kOverwrite,
+                             replace_with("one\n")).ok());
+  EXPECT_EQ(heard, (std::vector<std::string>{"a file:x.md", "b file:x.md", "set file:x.md"}));
+  heard.clear();
+  k->remove_change_listener(a);
+  k->set_change_listener(nullptr);  // removes only its own
+  ASSERT_TRUE(k->change_text("x.md", agent("claude"), source::FileOp::kOverwrite,
+                             replace_with("two\n")).ok());
+  EXPECT_EQ(heard, (std::vector<std::string>{"b file:x.md"}));
 }
 
 }  // namespace

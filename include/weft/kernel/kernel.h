@@ -246,6 +246,12 @@ class Kernel {
   using ChangeListener = std::function<void(const std::string& block_id,
                                             const std::string& version,
                                             const std::string& origin)>;
+  // Adds a listener (any number may listen: the sync server, tests...);
+  // the id removes it. Listeners run in the order they were added.
+  uint64_t add_change_listener(ChangeListener listener);
+  void remove_change_listener(uint64_t id);
+  // Replaces the listener an earlier set_change_listener added (nullptr:
+  // removes it); listeners added with add_change_listener stay.
   void set_change_listener(ChangeListener listener);
 
   // ---- blocks (blocks.h): conversation, file and memory blocks through one
