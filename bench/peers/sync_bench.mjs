@@ -141,7 +141,7 @@ async function fanout(server) {
   const clients = [];
   const adaptors = [];
   for (let i = 0; i < kClients; ++i) {
-    const client = new LoroWebsocketClient({ url: `ws://127.0.0.1:${server.port}/sync`, disablePing: true });
+    const client = new LoroWebsocketClient({ url: `ws://127.0.0.1:${server.port}/sync?token=${token}`, disablePing: true });
     await client.waitConnected();
     const adaptor = new TimingAdaptor(1000 + i, sent, latencies);
     await client.join({ roomId: server.room, crdtAdaptor: adaptor, auth });
@@ -186,7 +186,7 @@ async function fanout(server) {
 }
 
 async function diskToClient(server) {
-  const client = new LoroWebsocketClient({ url: `ws://127.0.0.1:${server.port}/sync`, disablePing: true });
+  const client = new LoroWebsocketClient({ url: `ws://127.0.0.1:${server.port}/sync?token=${token}`, disablePing: true });
   await client.waitConnected();
   const doc = new LoroDoc();
   const adaptor = new LoroAdaptor(doc);
