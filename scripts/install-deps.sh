@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   # toolchain
-  build-essential cmake ninja-build pkg-config git clang libclang-rt-14-dev
+  build-essential cmake ninja-build pkg-config git clang libclang-rt-14-dev lld
   # test and benchmark frameworks
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   # libraries

@@ -89,7 +89,8 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
 KernelSyncBackend::KernelSyncBackend(std::function<kernel::Kernel*()> kernel)
     : impl_(std::make_shared<Impl>()) {
   impl_->kernel = std::move(kernel);
-  impl_->publisher = std::thread([impl = impl_.get()] { impl->run(); });
+  // The thread holds the state it runs on: see the destructor.
+  impl_->publisher = std::thread([impl = impl_] { impl->run(); });
 }
 
 KernelSyncBackend::~KernelSyncBackend() {
@@ -98,7 +99,13 @@ KernelSyncBackend::~KernelSyncBackend() {
     impl_->stopping = true;
     impl_->cv.notify_all();
   }
-  impl_->publisher.join();
+  // The publisher may itself drop the last reference to the rooms, which own
+  // this backend: it cannot join itself, so it is left to end on its own.
+  if (impl_->publisher.get_id() == std::this_thread::get_id()) {
+    impl_->publisher.detach();
+  } else {
+    impl_->publisher.join();
+  }
   std::lock_guard lock(impl_->mu);
   if (impl_->listening) impl_->listening->remove_change_listener(impl_->listener_id);
 }

@@ -9,6 +9,7 @@
 // written one at a time; after each write SyncRooms hears how many bytes left.
 #include <boost/beast/websocket.hpp>
 #include <deque>
+#include <iterator>
 
 #include "server/http_impl.h"
 #include "weft/server/sync_auth.h"
@@ -193,7 +194,7 @@ class HttpServer::Impl::SyncSocket : public std::enable_shared_from_this<SyncSoc
       ws_.async_write(net::buffer(out_.front().second),
                       [self = shared_from_this()](beast::error_code ec, size_t n) {
                         self->writing_ = false;
-                        self->out_.pop_front();
+                        if (!self->out_.empty()) self->out_.pop_front();
                         if (ec) return self->forget();
                         if (self->connected_) self->impl_.options.sync->on_frame_written(self->id_, n);
                         self->write_next();
@@ -215,7 +216,12 @@ class HttpServer::Impl::SyncSocket : public std::enable_shared_from_this<SyncSoc
   void forget() {
     if (gone_) return;
     gone_ = true;
-    out_.clear();
+    // A write in flight still reads the front frame: its completion drops it.
+    if (writing_ && !out_.empty()) {
+      out_.erase(std::next(out_.begin()), out_.end());
+    } else {
+      out_.clear();
+    }
     if (connected_) {
       connected_ = false;
       impl_.options.sync->disconnect(id_);
