@@ -15,6 +15,8 @@
 #                                     second process) vs server-filesystem, watch latency,
 #                                     startup on 20,000 files, RSS with 1,000 blocks,
 #                                     1 MB reconcile; JSON lines, one per measurement
+#   scripts/bench.sh web --json       the web page in headless chromium: opening a 1 MB
+#                                     file, agent edit -> page latency, bundle size
 # A suite is bench/<name>.sh when that exists, else the binary weft_<name>_bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."

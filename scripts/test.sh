@@ -8,12 +8,14 @@
 #   6. the adversarial suite (tests/adversarial/): the release `weft` driven as a
 #      hostile client on loopback, every server's RSS held under 256 MB
 #   7. the Node interop suites in tests/interop/ (npm ci, node --test)
+#   8. the web page's browser test (tests/web/: headless Debian chromium through
+#      puppeteer-core, axe-core; screenshots in build/web-test/)
 # WEFT_TEST_STAGES="release asan" runs a subset (the default is all of them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
 
-stages="${WEFT_TEST_STAGES:-release asan tsan fuzz python adversarial interop}"
+stages="${WEFT_TEST_STAGES:-release asan tsan fuzz python adversarial interop web}"
 has_stage() { [[ " $stages " == *" $1 "* ]]; }
 jobs="$(nproc)"
 start=$SECONDS
@@ -22,7 +24,8 @@ step() { printf '\n=== %s (%ds elapsed)\n' "$*" "$((SECONDS - start))"; }
 step "install dependencies"
 scripts/install-deps.sh
 
-if has_stage release || has_stage python || has_stage adversarial || has_stage interop; then
+if has_stage release || has_stage python || has_stage adversarial || has_stage interop ||
+  has_stage web; then
   step "release build"
   WEFT_BUILD_BENCH=OFF scripts/build.sh release
 fi
@@ -106,6 +109,19 @@ if has_stage interop && [ -f tests/interop/package.json ]; then
   step "interop tests (Node)"
   (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error &&
     WEFT_BIN="$root/build/release/weft" WEFT_BUILD="$root/build/release" node --test)
+fi
+
+if has_stage web && [ -f tests/web/package.json ]; then
+  step "web page browser test (chromium)"
+  chromium="${CHROMIUM:-/usr/bin/chromium}"
+  if [ ! -x "$chromium" ]; then
+    echo "web: SKIPPED: no chromium at $chromium (scripts/install-deps.sh installs Debian's;" \
+      "CHROMIUM=PATH names another)"
+  else
+    (cd tests/web && npm ci --no-audit --no-fund --loglevel=error &&
+      CHROMIUM="$chromium" WEFT_BIN="$root/build/release/weft" \
+      WEFT_WEB_SHOTS="$root/build/web-test" node --test)
+  fi
 fi
 
 step "all test stages passed: $stages"

@@ -1,4 +1,4 @@
-// `weft serve`: serves a workspace over MCP Streamable HTTP.
+// `weft serve`: serves a workspace over MCP Streamable HTTP, live sync and the web page.
 #include <cctype>
 #include <csignal>
 #include <cstdlib>
@@ -10,6 +10,7 @@
 #include "cli/command_registry.h"
 #include "weft/server/http_transport.h"
 #include "weft/server/sync_auth.h"
+#include "weft/server/web_routes.h"
 #include "weft/server/workspace_server.h"
 
 namespace weft::cli {
@@ -82,10 +83,10 @@ void print_banner(const server::WorkspaceServer& built, const ServeArgs& args, u
       << (args.sandbox ? ", \"--sandbox\"" : "") << (args.fsync ? ", \"--fsync\"" : "")
       << "]}}}\n\n";
   if (built.sync) {
-    std::cout << "Live sync: ws://" << host << ":" << port << "/sync (token required)\n"
-              << "Page: http://" << host << ":" << port << "/?token="
-              << (token_generated ? token : std::string("<your WEFT_TOKEN>")) << "\n\n";
+    std::cout << "Live sync: ws://" << host << ":" << port << "/sync (token required)\n";
   }
+  std::cout << "Page: http://" << host << ":" << port << "/?token="
+            << (token_generated ? token : std::string("<the token in $WEFT_TOKEN or --token-file>")) << "\n\n";
   std::cout << "Press Ctrl-C to stop." << std::endl;
 }
 
@@ -93,8 +94,8 @@ void setup_serve(CLI::App& app) {
   auto args = std::make_shared<ServeArgs>();
   auto* cmd = app.add_subcommand(
       "serve",
-      "Serve a workspace to MCP clients over Streamable HTTP (default: ./workspace on "
-      "127.0.0.1:8765)");
+      "Serve a workspace to MCP clients over Streamable HTTP, with live sync and a web page for "
+      "people (default: ./workspace on 127.0.0.1:8765)");
   cmd->add_option("--root", args->root,
                   "Workspace directory, created if absent (default ./workspace)");
   cmd->add_option("--port", args->port, "TCP port (default 8765; 0 picks a free one)");
@@ -121,8 +122,9 @@ void setup_serve(CLI::App& app) {
                   "(default: $WEFT_TOKEN, else a fresh token printed at start)");
   cmd->footer(
       "Requests whose Origin is not localhost, or (on a loopback address) whose Host is not a "
-      "localhost name, get 403. Live sync (/sync) always needs the access token; on an address "
-      "other than loopback every request does. Exit 6 when the port is in use.");
+      "localhost name, get 403. Live sync (/sync) and the page's API (/api/) always need the "
+      "access token; on an address other than loopback so does MCP. Exit 6 when the port is in "
+      "use.");
   cmd->callback([args] {
     std::signal(SIGPIPE, SIG_IGN);
     server::tune_allocator_for_serving();
@@ -160,6 +162,11 @@ void setup_serve(CLI::App& app) {
     http.token = *token;
     http.sync = built->sync;
     http.sync_person = person_name();
+    // The page: its API takes the same token as /sync.
+    server::WebRoutesOptions web_options;
+    web_options.authorize = server::token_authorizer(http.token);
+    auto web = std::make_shared<server::WebRoutes>(built->workspace, std::move(web_options));
+    http.web = [web](const server::WebRequest& request) { return web->handle(request); };
     server::HttpServer listener(*built->server, http);
     Status s = listener.listen();
     if (!s.ok()) {

@@ -210,6 +210,10 @@ struct HttpServer::Impl {
   After handle_sync(const std::shared_ptr<Conn>& conn, const Request& req);
   // The person a sync upgrade names (?name=), or options.sync_person.
   std::string sync_person(const Request& req) const;
+
+  // ---- the web page (http_handlers.cc)
+  // A request for options.web: answered on a worker (kLater).
+  After handle_web(const std::shared_ptr<Conn>& conn, const Request& req);
 };
 
 // A served connection. Its socket is used on its strand only (the reaper and

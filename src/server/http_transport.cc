@@ -611,6 +611,11 @@ HttpServer::Impl::After HttpServer::Impl::handle(const std::shared_ptr<Conn>& co
   std::string_view target = req.target();
   target = target.substr(0, target.find('?'));
   if (options.sync && target == options.sync_endpoint) return handle_sync(conn, req);
+  // The page (before the token check below: its files hold no data, and its
+  // API checks the token itself).
+  if (options.web && target != options.endpoint && is_web_target(target)) {
+    return handle_web(conn, req);
+  }
   if (!loopback_bound && !has_token(req)) {
     Json error = make_error(nullptr, rpc::kInvalidRequest,
                             "Unauthorized: this server is reachable from the network and needs "

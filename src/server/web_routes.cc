@@ -143,6 +143,12 @@ Json outcome_json(const kernel::ChangeOutcome& o) {
               {"rule", o.rule}};
 }
 
+// A string member of a JSON object, or "" when absent or not a string.
+std::string string_field(const Json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 struct Body {
   Json json;
   std::string person;
@@ -154,7 +160,7 @@ Result<Body> parse_body(const WebRequest& request) {
   if (json.is_discarded() || !json.is_object()) {
     return invalid_argument("the request body must be a JSON object");
   }
-  Body body{json, json.value("person", std::string())};
+  Body body{json, string_field(json, "person")};
   if (!valid_person(body.person)) {
     return invalid_argument(
         "\"person\" must be your name (1-64 letters, digits, '.', '_' or '-'); changes are "
@@ -175,6 +181,19 @@ std::string_view WebRequest::header(std::string_view name) const {
 WebAuthorizer bearer_authorizer(std::string token) {
   return [token = std::move(token)](const WebRequest& request) {
     return sync::token_matches(token, sync::bearer_token(request.header("Authorization")));
+  };
+}
+
+WebAuthorizer token_authorizer(std::string token) {
+  return [token = std::move(token)](const WebRequest& request) {
+    if (sync::token_matches(token, sync::bearer_token(request.header("Authorization")))) {
+      return true;
+    }
+    const std::string_view target = request.target;
+    const size_t q = target.find('?');
+    if (q == std::string_view::npos) return false;
+    const auto given = query_param(target.substr(q + 1), "token");
+    return given && sync::token_matches(token, *given);
   };
 }
 
@@ -428,7 +447,7 @@ WebResponse WebRoutes::handle_api(const WebRequest& request, std::string_view pa
     if (!body.ok()) return status_response(body.status());
     auto p = file_path(&body->json);
     if (!p.ok()) return status_response(p.status());
-    const std::string version = body->json.value("version", std::string());
+    const std::string version = string_field(body->json, "version");
     if (version.empty()) return error_response(400, "\"version\" is missing (from the history)");
     auto o = kernel->rollback(*p, version,
                               source::Attribution{"human:" + body->person, "web rollback", {}});

@@ -21,7 +21,11 @@ function report(name, value, unit, extra = {}) {
 
 const sizes = JSON.parse(readFileSync(path.join(repo, 'build/web/weft-web.bundle.sizes.json'), 'utf8'));
 const gz = Object.entries(sizes).filter(([n]) => !n.endsWith('.wasm')).reduce((s, [, v]) => s + v.gzip, 0);
-report('bundle_gzip_kb', +(gz / 1024).toFixed(1), 'KB', { wasm_gzip_kb: +((sizes['loro_wasm_bg.wasm']?.gzip ?? 0) / 1024).toFixed(1) });
+const wasmGz = sizes['loro_wasm_bg.wasm']?.gzip ?? 0;
+report('bundle_gzip_kb', +(gz / 1024).toFixed(1), 'KB', {
+  wasm_gzip_kb: +(wasmGz / 1024).toFixed(1),
+  total_gzip_kb: +((gz + wasmGz) / 1024).toFixed(1),
+});
 
 if (!existsSync(WEFT_BIN) || !existsSync(CHROMIUM)) {
   console.error(`bench web: needs ${WEFT_BIN} and ${CHROMIUM}; only the bundle size was measured`);

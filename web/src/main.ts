@@ -15,6 +15,21 @@ let session: EditorSession | null = null;
 const main = h("main", { id: "main", tabindex: "-1" });
 const approvalsLink = link("/approvals", "Approvals", { id: "nav-approvals" });
 
+// Only the editor needs the CRDT engine: its WebAssembly loads on the first
+// /edit/ route, so the tree, history and approvals open without it.
+let loroLoading: Promise<unknown> | null = null;
+async function loroReady(): Promise<boolean> {
+  loroLoading ??= initLoro({ module_or_path: "/assets/loro_wasm_bg.wasm" });
+  try {
+    await loroLoading;
+    return true;
+  } catch (err) {
+    loroLoading = null;
+    main.replaceChildren(h("p", { role: "alert" }, `The page could not load its CRDT engine: ${(err as Error).message}`));
+    return false;
+  }
+}
+
 function pathAfter(prefix: string): string {
   return location.pathname
     .slice(prefix.length)
@@ -32,7 +47,10 @@ async function route(): Promise<void> {
     if (here) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
-  if (p.startsWith("/edit/")) session = await editView(main, pathAfter("/edit/"));
+  if (p.startsWith("/edit/")) {
+    if (!(await loroReady())) return;
+    session = await editView(main, pathAfter("/edit/"));
+  }
   else if (p.startsWith("/history/")) await historyView(main, pathAfter("/history/"));
   else if (p === "/approvals") await approvalsView(main);
   else await treeView(main);
@@ -80,12 +98,6 @@ async function start(): Promise<void> {
     void route().then(() => main.focus({ preventScroll: true }));
   });
   window.addEventListener("popstate", () => void route());
-  try {
-    await initLoro({ module_or_path: "/assets/loro_wasm_bg.wasm" });
-  } catch (err) {
-    main.replaceChildren(h("p", { role: "alert" }, `The page could not load its CRDT engine: ${(err as Error).message}`));
-    return;
-  }
   await route();
 }
 

@@ -30,6 +30,9 @@
 // worker pool one at a time per socket (in order), and an idle socket holds
 // only a pending read.
 //
+// The web page: the paths HttpOptions::web answers (see there) go to it, on
+// the worker pool, one request at a time per connection (keep-alive kept).
+//
 // Thread safety: run() drives an event loop (asio) on io_threads threads,
 // which accept, read, parse and write for every connection (at most
 // max_connections) and keep the open GET streams without a thread each; the
@@ -41,7 +44,9 @@
 #define WEFT_SERVER_HTTP_TRANSPORT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +54,7 @@
 #include "weft/base/status.h"
 #include "weft/server/mcp_server.h"
 #include "weft/server/sync_rooms.h"
+#include "weft/server/web_routes.h"
 
 namespace weft::server {
 
@@ -97,6 +103,18 @@ struct HttpOptions {
   // Who a sync connection is, for history (human:<name>): `?name=NAME` on
   // the upgrade URL ([A-Za-z0-9._-], 1..64 bytes), else this.
   std::string sync_person = "person";
+
+  // ---- the web page (docs/web.md)
+  // Answers the page's requests: every request whose path is_web_target()
+  // accepts (/, /edit/..., /history/..., /approvals, /assets/..., /api/...)
+  // and that is not at `endpoint` or `sync_endpoint`, after the Host and
+  // Origin checks. It runs on the worker pool, never on the event loop;
+  // nullopt (or a handler that throws) gets 404 (500). The handler checks the
+  // token for /api/ itself (WebRoutesOptions::authorize): the page and its
+  // assets hold no data and are served without it, also off loopback, since a
+  // browser cannot attach the token to the files a page loads. Null: no page
+  // (those paths get 404, as before).
+  std::function<std::optional<WebResponse>(const WebRequest&)> web;
 };
 
 class HttpServer {

@@ -55,6 +55,11 @@ using WebAuthorizer = std::function<bool(const WebRequest&)>;
 // (constant time, sync_auth.h); an empty token accepts nothing.
 WebAuthorizer bearer_authorizer(std::string token);
 
+// Accepts what /sync accepts (docs/sync.md): the token as
+// `Authorization: Bearer <token>` or as `?token=<token>` in the target
+// (constant time); an empty token accepts nothing.
+WebAuthorizer token_authorizer(std::string token);
+
 struct WebRoutesOptions {
   // Null: every request is authorized (a server without a token).
   WebAuthorizer authorize;
