@@ -364,7 +364,7 @@ Status Blocks::Impl::check_remove(const ConvEntry& e, const source::Attribution&
       break;
   }
   return permission_denied(
-      "permission denied: '" + e.id + "' (permission " + perm + ") may not be deleted by " +
+      "'" + e.id + "' (permission " + perm + ") may not be deleted by " +
       who.origin +
       (own ? std::string(": its permission forbids rewriting it")
            : ": only its creator (" + e.agent + "), a person, or anyone when it is admin may"));
