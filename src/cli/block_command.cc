@@ -1,6 +1,6 @@
 // `weft block ls|show|history|render|create --db FILE ...`: inspect and create
-// blocks in a SQLite block database (store/); `weft block edit|append|search|
-// read|undo|redo|rollback|rm ID` act on a workspace root's blocks through its
+// blocks in a SQLite block database (store/); `weft block new` and `weft block
+// edit|append|search|read|undo|redo|rollback|rm ID` act on a workspace root's blocks through its
 // kernel (block_kernel_command.cc). Every subcommand takes --json for
 // machine-readable output.
 #include <fstream>
@@ -294,8 +294,8 @@ void setup_create(CLI::App* block) {
 void setup_block(CLI::App& app) {
   auto* block = app.add_subcommand(
       "block",
-      "Blocks: ls/show/history/render/create in a block database (--db); edit/append/search/"
-      "read/undo/redo/rollback/rm in a workspace's kernel (--root)");
+      "Blocks: ls/show/history/render/create in a block database (--db); new/edit/append/"
+      "search/read/undo/redo/rollback/rm in a workspace's kernel (--root)");
   block->require_subcommand(1);
   setup_ls(block);
   setup_show_render(block);

@@ -1,6 +1,7 @@
-// `weft block edit|append|search|read|undo|redo|rollback|rm ID`: one block
-// tool each (block_edit, block_append, ...), run in the root's kernel as the
-// person running the command (or --agent NAME). See block_kernel_command.h.
+// `weft block edit|append|search|read|undo|redo|rollback|rm ID` and `weft
+// block new`: one block tool each (block_edit, block_append, ..., block_delete,
+// block_create), run in the root's kernel as the person running the command
+// (or --agent NAME). See block_kernel_command.h.
 #include "cli/block_kernel_command.h"
 
 #include <iostream>
@@ -222,22 +223,56 @@ void setup_history_ops(CLI::App* block) {
 void setup_rm(CLI::App* block) {
   auto a = std::make_shared<KernelArgs>();
   auto id = std::make_shared<std::string>();
+  auto recursive = std::make_shared<bool>(false);
   auto* cmd = block_subcommand(
       block, "rm",
-      "Delete a file block's file through the rules (its history is kept); conversation and "
-      "memory blocks cannot be deleted yet",
+      "Delete a block: a conversation block is marked deleted (still readable; `weft block "
+      "undo` by whoever deleted it restores it), a memory block is deleted, a file block's "
+      "file is deleted through the rules (history kept)",
       a, id);
-  cmd->callback([a, id] {
-    auto parsed = kernel::parse_block_id(*id);
-    if (!parsed.ok()) return (void)fail(parsed.status());
-    if (parsed->type != kernel::BlockId::Type::kFile) {
-      return (void)fail(unimplemented(
-          "'" + *id + "' is a " +
-          (parsed->type == kernel::BlockId::Type::kMemory ? "memory" : "conversation") +
-          " block; deleting those is not supported yet (only file:<path> blocks, whose file is "
-          "deleted)"));
+  cmd->add_flag("-r,--recursive", *recursive, "Also delete the blocks under it");
+  cmd->callback([a, id, recursive] {
+    run_kernel_tool(*a, "block_delete", {{"block_id", *id}, {"recursive", *recursive}});
+  });
+}
+
+void setup_new(CLI::App* block) {
+  struct Args {
+    std::string role = "user", kind = "text", parent, cell, permission, metadata, text;
+  };
+  auto a = std::make_shared<KernelArgs>();
+  auto n = std::make_shared<Args>();
+  auto* cmd = block->add_subcommand(
+      "new", "Create a conversation block in a workspace's kernel (prints its id)");
+  add_kernel_options(cmd, *a, true);
+  cmd->add_option("--role", n->role, "user, model, system or tool (default user)");
+  cmd->add_option("--kind", n->kind, "text, thinking, tool_call or tool_result (default text)");
+  cmd->add_option("--parent", n->parent, "The parent block's id (default: a root block)");
+  cmd->add_option("--cell", n->cell, "The cell (default main)");
+  cmd->add_option("--permission", n->permission,
+                  "What later writes may do: read_only, append_only, read_write (default), "
+                  "partner, human or admin");
+  cmd->add_option("--metadata", n->metadata, "A JSON object of metadata");
+  auto* text = cmd->add_option("--text", n->text, "Initial text, @FILE or - (stdin)");
+  cmd->callback([a, n, text] {
+    Json args = {{"role", n->role}, {"kind", n->kind}};
+    if (text->count() > 0) {
+      auto t = text_input(n->text, true, "--text");
+      if (!t.ok()) return (void)fail(t.status());
+      args["content"] = *t;
     }
-    run_kernel_tool(*a, "fs_delete", {{"path", parsed->path}});
+    if (!n->parent.empty()) args["parent_id"] = n->parent;
+    if (!n->cell.empty()) args["cell"] = n->cell;
+    if (!n->permission.empty()) args["permission"] = n->permission;
+    if (!n->metadata.empty()) {
+      Json m = Json::parse(n->metadata, nullptr, false);
+      if (!m.is_object()) {
+        return (void)fail(invalid_argument("--metadata must be a JSON object, such as "
+                                           R"({"tool_name":"grep"})"));
+      }
+      args["metadata"] = std::move(m);
+    }
+    run_kernel_tool(*a, "block_create", std::move(args));
   });
 }
 
@@ -250,6 +285,7 @@ void setup_block_kernel_commands(CLI::App* block) {
   setup_read(block);
   setup_history_ops(block);
   setup_rm(block);
+  setup_new(block);
 }
 
 }  // namespace weft::cli

@@ -1,5 +1,5 @@
-// The kernel side of `weft block`: edit, append, search, read, undo, redo,
-// rollback and rm act on a workspace root's blocks (conversation blocks,
+// The kernel side of `weft block`: new, edit, append, search, read, undo,
+// redo, rollback and rm act on a workspace root's blocks (conversation blocks,
 // file:<path>, memory:<agent>/<label>) through the root's kernel, like
 // `weft history` (cli/kernel_client.h). The rest of `weft block` works on a
 // block database file (--db).

@@ -107,6 +107,41 @@ Result<BlockWrite> Blocks::create(const source::Attribution& who, const CreateBl
   return w;
 }
 
+Result<BlockRemoval> Blocks::remove(const source::Attribution& who, std::string_view block_id,
+                                    bool recursive) {
+  Impl& b = *impl_;
+  WEFT_ASSIGN_OR_RETURN(BlockId id, parse_block_id(block_id));
+  BlockRemoval r;
+  if (id.type == BlockId::Type::kFile) {
+    WEFT_ASSIGN_OR_RETURN(ChangeOutcome out, b.kernel->remove(id.path, who, recursive));
+    r.block_id = file_block_id(id.path);
+    r.version = out.version;
+    r.pending_approval = out.pending_approval;
+    r.rule = out.rule;
+    r.changed = out.applied;
+    if (out.applied) r.removed.push_back(r.block_id);
+    return r;
+  }
+  if (id.type == BlockId::Type::kMemory) {
+    r.block_id = memory_block_id(id.agent, id.label);
+    // A person is the "system" of seed 002: not bound by the block's permission.
+    Status s = b.memory->delete_block(id.agent, id.label, who.origin.rfind("human:", 0) == 0);
+    if (s.code() == StatusCode::kNotFound) {
+      return not_found("no memory block '" + id.label + "' of agent " + id.agent +
+                       " (block_list kind memory shows them)");
+    }
+    WEFT_RETURN_IF_ERROR(s);
+    r.removed.push_back(r.block_id);
+    r.changed = true;
+    b.notify(r.block_id, "", who.origin);
+    return r;
+  }
+  WEFT_ASSIGN_OR_RETURN(auto e, b.conv(std::string(block_id)));
+  std::lock_guard tree(b.tree_mu);
+  std::lock_guard lock(e->mu);
+  return b.conv_remove(who, *e, recursive, true);
+}
+
 Result<BlockWrite> Blocks::set_status(const source::Attribution& who, std::string_view block_id,
                                       BlockStatus status) {
   Impl& b = *impl_;
@@ -126,9 +161,7 @@ Result<BlockWrite> Blocks::set_status(const source::Attribution& who, std::strin
   if (e->status == status) return w;
   e->status = status;
   e->wrote_since_create = true;
-  store::BlockPatch patch;
-  patch.metadata_json = b.metadata_json(*e);
-  WEFT_RETURN_IF_ERROR(b.k->store->update_block(e->store_id, patch).status());
+  WEFT_RETURN_IF_ERROR(b.store_meta(*e));
   b.notify(e->id, e->version, who.origin);
   w.status = status;
   w.changed = true;
@@ -335,6 +368,9 @@ Result<BlockContent> Blocks::read(std::string_view block_id, const ReadOptions& 
   c.metadata = e->meta;
   c.version = e->version;
   c.permission = e->permission;
+  c.deleted = e->deleted;
+  c.deleted_by = e->deleted_by;
+  c.deleted_at = e->deleted_at;
   WEFT_RETURN_IF_ERROR(render_lines(e->text, e->starts, options, c));
   return c;
 }
@@ -396,6 +432,7 @@ Result<BlockListing> Blocks::list(const source::Attribution& who, const ListFilt
     }
   }
   for (auto& [e, depth] : found) {
+    if (e->deleted && !filter.include_deleted) continue;
     std::lock_guard lock(e->mu);
     if (filter.kind && e->kind != *filter.kind) continue;
     if (filter.path_prefix) {
@@ -423,6 +460,7 @@ Result<BlockListing> Blocks::list(const source::Attribution& who, const ListFilt
     s.version = e->version;
     s.dirty = !e->pending.empty();
     s.depth = depth;
+    s.deleted = e->deleted;
     out.blocks.push_back(std::move(s));
   }
   if (filter.parent_id) return out;
@@ -560,6 +598,7 @@ Result<BlockWrite> undo_or_redo(Blocks::Impl& b, const source::Attribution& who,
                                "block_history");
   }
   WEFT_ASSIGN_OR_RETURN(auto e, b.conv(std::string(block_id)));
+  std::lock_guard tree(b.tree_mu);  // the unit may be a delete
   std::lock_guard lock(e->mu);
   WEFT_RETURN_IF_ERROR(b.flush_locked(*e));
   return b.conv_undo(who, *e, redo);

@@ -12,6 +12,29 @@ namespace {
 
 // Snapshot a conversation block after this many stored updates.
 constexpr uint64_t kCompactAfterUpdates = 256;
+// The `before` of an undo step that is a delete (its `after`: the version).
+constexpr std::string_view kDeleteStep = "#delete";
+constexpr std::string_view kDeleteTreeStep = "#delete-tree";
+// Ids a refusal lists at most.
+constexpr size_t kMaxListedIds = 5;
+
+bool is_delete_step(const UndoStep& step) {
+  return step.before == kDeleteStep || step.before == kDeleteTreeStep;
+}
+
+int64_t unix_seconds(const source::Attribution& who) {
+  return who.timestamp ? *who.timestamp
+                       : std::chrono::duration_cast<std::chrono::seconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+}
+
+void clear_tombstone(ConvEntry& e) {
+  e.deleted = false;
+  e.deleted_by.clear();
+  e.deleted_at = 0;
+  e.deleted_with.clear();
+}
 
 std::vector<UndoStep> undo_from_json(const Json& j) {
   std::vector<UndoStep> out;
@@ -37,10 +60,7 @@ void push_undo(ConvEntry& e, const std::string& author, const std::string& befor
 crdt::CommitOptions commit_options_of(const source::Attribution& who) {
   crdt::CommitOptions options;
   options.message = who.origin + "\n" + who.what;
-  options.timestamp = who.timestamp ? *who.timestamp
-                                    : std::chrono::duration_cast<std::chrono::seconds>(
-                                          std::chrono::system_clock::now().time_since_epoch())
-                                          .count();
+  options.timestamp = unix_seconds(who);
   options.origin = who.origin;
   return options;
 }
@@ -84,6 +104,12 @@ Status Blocks::Impl::load_index() {
     e->order = m.value("order", uint64_t{0});
     e->line_count = m.value("lines", size_t{0});
     e->wrote_since_create = m.value("written", false);
+    if (auto d = m.find("deleted"); d != m.end() && d->is_object()) {
+      e->deleted = true;
+      e->deleted_by = d->value("by", std::string());
+      e->deleted_at = d->value("at", int64_t{0});
+      e->deleted_with = d->value("with", info.label);
+    }
     if (m.contains("undo") && m["undo"].is_object()) {
       for (auto& [author, stacks] : m["undo"].items()) {
         UndoStacks s;
@@ -227,6 +253,13 @@ std::string Blocks::Impl::metadata_json(const ConvEntry& e) const {
     out += ",\"parent\":";
     append_json_string(out, *e.parent);
   }
+  if (e.deleted) {
+    out += ",\"deleted\":{\"by\":";
+    append_json_string(out, e.deleted_by);
+    out += ",\"at\":" + std::to_string(e.deleted_at) + ",\"with\":";
+    append_json_string(out, e.deleted_with);
+    out += '}';
+  }
   bool any = false;
   for (const auto& [author, stacks] : e.undo) {
     if (stacks.undo.empty() && stacks.redo.empty()) continue;
@@ -305,7 +338,54 @@ BlockWrite Blocks::Impl::write_of(const ConvEntry& e) const {
 }
 
 Status Blocks::Impl::check_write(const ConvEntry& e, doc::MemoryOp op) const {
+  if (e.deleted) {
+    return failed_precondition("'" + e.id + "' was deleted by " + e.deleted_by +
+                               ": it can be read but not changed; " + e.deleted_by +
+                               "'s block_undo on it restores it");
+  }
   return doc::check_permission(e.permission, op, e.id);
+}
+
+Status Blocks::Impl::check_remove(const ConvEntry& e, const source::Attribution& who) const {
+  // The creator and persons delete what they may rewrite; others need admin.
+  const bool own = agent_name_of(who.origin) == e.agent || who.origin.rfind("human:", 0) == 0;
+  const doc::MemoryOp op = own ? doc::MemoryOp::kOverwrite : doc::MemoryOp::kDelete;
+  const std::string perm(doc::memory_permission_name(e.permission));
+  switch (doc::permission_decision(e.permission, op)) {
+    case doc::PermissionDecision::kAllowed:
+      return Status();
+    case doc::PermissionDecision::kNeedsApproval:
+      return failed_precondition("needs approval: delete of block '" + e.id + "' (permission " +
+                                 perm + ") must be approved by " +
+                                 (e.permission == doc::MemoryPermission::kPartner
+                                      ? "the block's partner (owner)"
+                                      : "a human"));
+    case doc::PermissionDecision::kDenied:
+      break;
+  }
+  return permission_denied(
+      "'" + e.id + "' (permission " + perm + ") may not be deleted by " +
+      who.origin +
+      (own ? std::string(": its permission forbids rewriting it")
+           : ": only its creator (" + e.agent + "), a person, or anyone when it is admin may"));
+}
+
+Status Blocks::Impl::store_meta(ConvEntry& e) {
+  store::BlockPatch patch;
+  patch.metadata_json = metadata_json(e);
+  return k->store->update_block(e.store_id, patch).status();
+}
+
+std::vector<std::shared_ptr<ConvEntry>> Blocks::Impl::descendants_of(const std::string& id) {
+  std::vector<std::shared_ptr<ConvEntry>> out;
+  std::lock_guard lock(index_mu);
+  auto add_children = [&](const std::string& parent) {
+    auto it = children.find(parent);
+    if (it != children.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+  };
+  add_children(id);
+  for (size_t i = 0; i < out.size(); ++i) add_children(out[i]->id);
+  return out;
 }
 
 // ---------------------------------------------------------------- writes
@@ -322,10 +402,20 @@ Result<BlockWrite> Blocks::Impl::conv_create(const source::Attribution& who,
     return invalid_argument("metadata is " + std::to_string(meta_text.size()) +
                             " bytes as JSON; the limit is " + std::to_string(kMaxMetadataBytes));
   }
+  // Held from the parent's check to the index insertion, so that a delete
+  // (which takes it too) never leaves a new child under a deleted parent.
+  std::unique_lock<std::mutex> tree_lock;
   if (request.parent_id) {
     WEFT_ASSIGN_OR_RETURN(BlockId parent, parse_block_id(*request.parent_id));
-    if (parent.type == BlockId::Type::kConversation && !find(*request.parent_id)) {
-      return not_found("the parent block '" + *request.parent_id + "' does not exist");
+    if (parent.type == BlockId::Type::kConversation) {
+      tree_lock = std::unique_lock(tree_mu);
+      auto p = find(*request.parent_id);
+      if (!p) return not_found("the parent block '" + *request.parent_id + "' does not exist");
+      if (p->deleted) {
+        return failed_precondition("the parent block '" + *request.parent_id +
+                                   "' is deleted: restore it (block_undo by whoever deleted "
+                                   "it) or choose another parent");
+      }
     }
   }
   auto e = std::make_shared<ConvEntry>();
@@ -517,12 +607,32 @@ Result<BlockWrite> Blocks::Impl::conv_undo(const source::Attribution& who, ConvE
                                who.origin + " has no " + (redo ? "undone change" : "change") +
                                " to '" + e.id + "' left in the log");
   }
-  WEFT_RETURN_IF_ERROR(check_write(e, doc::MemoryOp::kOverwrite));
   UndoStep step = from.back();
+  auto& to = redo ? stacks.undo : stacks.redo;
+  if (is_delete_step(step)) {
+    // The unit is a delete: undo restores the block, redo deletes it again.
+    from.pop_back();
+    to.push_back(step);
+    Status done;
+    if (redo) {
+      auto removed = conv_remove(who, e, step.before == kDeleteTreeStep, false);
+      done = !removed.ok() ? removed.status() : removed->changed ? Status() : store_meta(e);
+    } else {
+      done = conv_restore(who, e);
+    }
+    if (!done.ok()) {
+      to.pop_back();
+      from.push_back(step);
+      return done;
+    }
+    BlockWrite w = write_of(e);
+    w.changed = true;
+    return w;
+  }
+  WEFT_RETURN_IF_ERROR(check_write(e, doc::MemoryOp::kOverwrite));
   WEFT_ASSIGN_OR_RETURN(source::ChangeResult change,
                         e.block->revert_change(step.before, step.after, who));
   from.pop_back();
-  auto& to = redo ? stacks.undo : stacks.redo;
   if (change.changed) to.push_back({change.before, change.after});
   if (!change.changed) {
     // Still store the popped stack, so a restart agrees.
@@ -546,6 +656,124 @@ Result<BlockWrite> Blocks::Impl::conv_rollback(const source::Attribution& who, C
   BlockWrite w = write_of(e);
   w.changed = change.changed;
   return w;
+}
+
+// ---------------------------------------------------------------- delete and restore
+
+Result<BlockRemoval> Blocks::Impl::conv_remove(const source::Attribution& who, ConvEntry& e,
+                                               bool recursive, bool undo_step) {
+  BlockRemoval out;
+  out.block_id = e.id;
+  out.version = e.version;
+  if (e.deleted) return out;
+  WEFT_RETURN_IF_ERROR(flush_locked(e));
+  WEFT_RETURN_IF_ERROR(check_remove(e, who));
+  // Live descendants (a deleted block has none: see Deleting in blocks.h).
+  std::vector<std::shared_ptr<ConvEntry>> live;
+  for (auto& d : descendants_of(e.id)) {
+    if (!d->deleted) live.push_back(std::move(d));
+  }
+  if (!live.empty() && !recursive) {
+    std::string ids;
+    for (size_t i = 0; i < live.size() && i < kMaxListedIds; ++i) {
+      ids += (i ? ", " : "") + live[i]->id;
+    }
+    if (live.size() > kMaxListedIds) ids += ", ...";
+    return failed_precondition("'" + e.id + "' has " + std::to_string(live.size()) +
+                               " block(s) under it that are not deleted (" + ids +
+                               "): delete those first, or pass recursive to delete them all");
+  }
+  for (auto& d : live) {
+    std::lock_guard lock(d->mu);
+    WEFT_RETURN_IF_ERROR(flush_locked(*d));
+    WEFT_RETURN_IF_ERROR(check_remove(*d, who));
+  }
+  const int64_t at = unix_seconds(who);
+  auto mark = [&](ConvEntry& x) -> Status {
+    x.deleted = true;
+    x.deleted_by = who.origin;
+    x.deleted_at = at;
+    x.deleted_with = e.id;
+    x.open_unit_author.clear();
+    Status s = store_meta(x);
+    if (!s.ok()) clear_tombstone(x);
+    return s;
+  };
+  // Children before parents, the block last: a failure leaves no live
+  // block under a deleted one, and what was marked is taken back.
+  std::vector<ConvEntry*> marked;
+  auto unmark_all = [&] {
+    for (ConvEntry* x : marked) {
+      std::lock_guard lock(x->mu);
+      clear_tombstone(*x);
+      Status s = store_meta(*x);
+      if (!s.ok()) k->log("blocks: '" + x->id + "': restoring after a failed delete: " +
+                          std::string(s.message()));
+    }
+  };
+  for (auto it = live.rbegin(); it != live.rend(); ++it) {
+    Status s;
+    {
+      std::lock_guard lock((*it)->mu);
+      s = mark(**it);
+    }
+    if (!s.ok()) {
+      unmark_all();
+      return s;
+    }
+    marked.push_back(it->get());
+  }
+  if (undo_step) {
+    push_undo(e, who.origin, std::string(recursive ? kDeleteTreeStep : kDeleteStep), e.version,
+              false);
+  }
+  if (Status s = mark(e); !s.ok()) {
+    if (undo_step) e.undo[who.origin].undo.pop_back();
+    unmark_all();
+    return s;
+  }
+  out.removed.push_back(e.id);
+  for (const auto& d : live) out.removed.push_back(d->id);
+  out.changed = true;
+  notify(e.id, e.version, who.origin);
+  for (const auto& d : live) notify(d->id, d->version, who.origin);
+  return out;
+}
+
+Status Blocks::Impl::conv_restore(const source::Attribution& who, ConvEntry& e) {
+  if (!e.deleted) return store_meta(e);
+  if (e.parent) {
+    auto p = find(*e.parent);
+    if (p && p->deleted) {
+      return failed_precondition("'" + e.id + "' is under '" + *e.parent +
+                                 "', which is deleted: restore that block first");
+    }
+  }
+  std::vector<std::shared_ptr<ConvEntry>> with;
+  for (auto& d : descendants_of(e.id)) {
+    std::lock_guard lock(d->mu);
+    if (d->deleted && d->deleted_with == e.id) with.push_back(d);
+  }
+  const std::string by = e.deleted_by, with_id = e.deleted_with;
+  const int64_t at = e.deleted_at;
+  clear_tombstone(e);
+  if (Status s = store_meta(e); !s.ok()) {
+    e.deleted = true;
+    e.deleted_by = by;
+    e.deleted_at = at;
+    e.deleted_with = with_id;
+    return s;
+  }
+  notify(e.id, e.version, who.origin);
+  // Parents before children, as descendants_of lists them.
+  for (auto& d : with) {
+    std::lock_guard lock(d->mu);
+    clear_tombstone(*d);
+    Status s = store_meta(*d);
+    if (!s.ok()) return s.with_context("restoring '" + d->id + "'");
+    notify(d->id, d->version, who.origin);
+  }
+  return Status();
 }
 
 }  // namespace weft::kernel

@@ -6,6 +6,7 @@
 #ifndef WEFT_SRC_KERNEL_BLOCKS_IMPL_H_
 #define WEFT_SRC_KERNEL_BLOCKS_IMPL_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -94,6 +95,12 @@ struct ConvEntry {
   std::string summary;
   size_t line_count = 0;
   bool wrote_since_create = false;  // pending -> running happens once
+  // The tombstone (Blocks::remove). `deleted` is also read without mu (a
+  // child's restore checks its parent; list() filters), hence atomic.
+  std::atomic<bool> deleted{false};
+  std::string deleted_by;    // origin
+  int64_t deleted_at = 0;    // Unix seconds
+  std::string deleted_with;  // the block whose delete took this one (itself, or an ancestor)
   // The doc, loaded on first content access, with a mirror of its text and
   // where each line starts.
   std::optional<source::FileBlock> block;
@@ -116,6 +123,9 @@ struct Blocks::Impl {
   Kernel::Impl* k = nullptr;
   std::unique_ptr<store::MemoryCache> memory;
 
+  // Taken before any block's mu by what changes the tree's live shape
+  // (remove, restore through undo/redo, a create under a conversation parent).
+  std::mutex tree_mu;
   std::mutex index_mu;
   std::unordered_map<std::string, std::shared_ptr<ConvEntry>> by_id;
   std::unordered_map<std::string, std::vector<std::shared_ptr<ConvEntry>>> children;
@@ -156,7 +166,12 @@ struct Blocks::Impl {
   void reset_mirror(ConvEntry& e);
   void notify(const std::string& id, const std::string& version, const std::string& origin);
   BlockWrite write_of(const ConvEntry& e) const;
+  // The block's permission for `op`; kFailedPrecondition for a deleted block.
   Status check_write(const ConvEntry& e, doc::MemoryOp op) const;
+  // Whether `who` may delete `e` (Blocks::remove's rule).
+  Status check_remove(const ConvEntry& e, const source::Attribution& who) const;
+  // Writes the block's row metadata (status, tombstone, undo log) to the store.
+  Status store_meta(ConvEntry& e);
 
   Result<BlockWrite> conv_create(const source::Attribution& who, const CreateBlock& request);
   Result<BlockWrite> conv_append(const source::Attribution& who, ConvEntry& e,
@@ -164,6 +179,16 @@ struct Blocks::Impl {
   Result<BlockWrite> conv_undo(const source::Attribution& who, ConvEntry& e, bool redo);
   Result<BlockWrite> conv_rollback(const source::Attribution& who, ConvEntry& e,
                                    std::string_view version);
+  // Deletes `e` (held locked by the caller) and, recursive, its live
+  // descendants; `undo_step` records the delete as who's undo unit (redo
+  // passes false and keeps its stacks itself).
+  Result<BlockRemoval> conv_remove(const source::Attribution& who, ConvEntry& e, bool recursive,
+                                   bool undo_step);
+  // Takes the tombstone off `e` (held locked) and the descendants deleted
+  // with it. kFailedPrecondition under a deleted parent.
+  Status conv_restore(const source::Attribution& who, ConvEntry& e);
+  // `e`'s descendants, parents before children (index_mu taken inside).
+  std::vector<std::shared_ptr<ConvEntry>> descendants_of(const std::string& id);
 
   // ---- memory blocks (blocks_memory.cc)
   Result<std::shared_ptr<doc::StructuredDocument>> memory_doc(const BlockId& id);

@@ -51,6 +51,19 @@ std::string_view block_kind_name(BlockKind kind) { return kKindNames[static_cast
 std::string_view block_status_name(BlockStatus status) {
   return kStatusNames[static_cast<size_t>(status)];
 }
+Result<doc::MemoryPermission> parse_block_permission(std::string_view name) {
+  if (name == "append_only" || name == "append-only" || name == "appendonly") {
+    return doc::MemoryPermission::kAppend;
+  }
+  auto p = doc::parse_memory_permission(name);
+  if (!p.ok()) {
+    return invalid_argument("unknown permission '" + std::string(name.substr(0, 40)) +
+                            "': use one of read_only, append_only (append), read_write, partner, "
+                            "human, admin");
+  }
+  return p;
+}
+
 Result<BlockRole> parse_block_role(std::string_view name) {
   return parse_name<BlockRole>(name, kRoleNames, "role");
 }

@@ -106,7 +106,7 @@ Result<KernelSearchResult> Blocks::search_all(const source::Attribution& who,
       std::lock_guard lock(b.index_mu);
       all.reserve(b.by_id.size());
       for (const auto& [id, e] : b.by_id) {
-        if (wants(request, e->kind)) all.push_back(e);
+        if (wants(request, e->kind) && !e->deleted) all.push_back(e);
       }
     }
     std::sort(all.begin(), all.end(),

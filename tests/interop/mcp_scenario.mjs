@@ -12,9 +12,9 @@ export const ALL_TOOLS = [
   'fs_read', 'fs_read_media', 'fs_write', 'fs_edit', 'fs_patch', 'fs_list', 'fs_glob', 'fs_grep',
   'fs_stat', 'fs_delete', 'fs_mkdir', 'fs_move', 'fs_copy', 'fs_snapshot', 'fs_restore',
   'fs_snapshots', 'fs_history', 'fs_diff', 'fs_rollback', 'fs_undo', 'fs_redo', 'fs_status',
-  'block_create', 'block_status', 'block_append', 'block_edit', 'block_splice', 'block_apply_patch',
-  'block_read', 'block_search', 'block_list', 'block_history', 'block_diff', 'block_rollback',
-  'block_undo', 'block_redo', 'memory_create', 'memory_read', 'memory_update', 'memory_append',
+  'block_create', 'block_status', 'block_delete', 'block_append', 'block_edit', 'block_splice',
+  'block_apply_patch', 'block_read', 'block_search', 'block_list', 'block_history', 'block_diff',
+  'block_rollback', 'block_undo', 'block_redo', 'memory_create', 'memory_read', 'memory_update', 'memory_append',
   'kernel_search',
 ];
 export const READ_ONLY_TOOLS = ['fs_read', 'fs_read_media', 'fs_list', 'fs_glob', 'fs_grep',

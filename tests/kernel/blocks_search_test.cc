@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kernel/blocks_test_env.h"
 #include "support/test_support.h"
 #include "weft/kernel/blocks.h"
 #include "weft/kernel/kernel.h"
@@ -19,28 +20,7 @@ source::Attribution agent(std::string name) {
   return {"agent:" + name, "kernel_search", std::nullopt};
 }
 
-struct Env {
-  testing::TempDir dir;
-  std::string root() const { return (dir.path() / "root").string(); }
-  void write(const std::string& rel, const std::string& body) {
-    auto p = std::filesystem::path(root()) / rel;
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << body;
-  }
-  std::unique_ptr<Kernel> open() {
-    std::filesystem::create_directories(root());
-    fs::HostOptions host;
-    host.durability = fs::WriteDurability::kAtomicRename;
-    auto filesystem = fs::make_host_filesystem(root(), host);
-    EXPECT_TRUE(filesystem.ok());
-    KernelOptions options;
-    options.state_dir = (dir.path() / "state").string();
-    options.watch = false;
-    auto k = Kernel::open(std::shared_ptr<fs::Filesystem>(std::move(*filesystem)), options);
-    EXPECT_TRUE(k.ok()) << k.status();
-    return k.ok() ? std::move(*k) : nullptr;
-  }
-};
+using Env = blocks_test::Env;
 
 std::string create(Blocks& b, BlockKind kind, std::string content) {
   CreateBlock r;

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <thread>
 
+#include "kernel/blocks_test_env.h"
 #include "support/test_support.h"
 #include "weft/doc/doc_errors.h"
 #include "weft/kernel/kernel.h"
@@ -27,24 +28,7 @@ source::Attribution agent(std::string name, std::string what = "block_edit") {
   return {"agent:" + name, std::move(what), std::nullopt};
 }
 
-struct Env {
-  testing::TempDir dir;
-  std::string root() const { return (dir.path() / "root").string(); }
-  std::string state() const { return (dir.path() / "state").string(); }
-  Env() { std::filesystem::create_directories(root()); }
-  std::unique_ptr<Kernel> open() {
-    fs::HostOptions host;
-    host.durability = fs::WriteDurability::kAtomicRename;
-    auto filesystem = fs::make_host_filesystem(root(), host);
-    EXPECT_TRUE(filesystem.ok());
-    KernelOptions options;
-    options.state_dir = state();
-    options.watch = false;
-    auto k = Kernel::open(std::shared_ptr<fs::Filesystem>(std::move(*filesystem)), options);
-    EXPECT_TRUE(k.ok()) << k.status();
-    return k.ok() ? std::move(*k) : nullptr;
-  }
-};
+using Env = blocks_test::Env;
 
 std::string create(Blocks& b, std::string content, std::optional<std::string> parent = {},
                    std::string who = "claude") {

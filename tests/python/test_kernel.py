@@ -226,6 +226,48 @@ def test_undo_is_per_agent(root, state):
         assert amy.read(b).content == "base\namy\n"
 
 
+def test_delete_marks_restores_and_needs_recursive(root, state):
+    with weft.Kernel(root, state=state, agent="amy") as amy, \
+            weft.Kernel(root, state=state, agent="bob") as bob:
+        parent = amy.create("user", content="q\n").block_id
+        child = amy.create("model", content="a\n", parent_id=parent).block_id
+        with pytest.raises(RuntimeError, match="recursive"):
+            amy.delete(parent)
+        with pytest.raises(PermissionError):  # not bob's block
+            bob.delete(parent, recursive=True)
+        r = amy.delete(parent, recursive=True)
+        assert isinstance(r, weft.BlockRemoval)
+        assert r.deleted == (parent, child) and r.changed and r.applied
+        assert parent not in [b.block_id for b in amy.list()]
+        listed = {b.block_id: b.deleted for b in amy.list(include_deleted=True, kind="text")}
+        assert listed == {parent: True}
+        c = bob.read(child)
+        assert c.deleted and c.deleted_by == "agent:amy" and c.content == "a\n"
+        with pytest.raises(RuntimeError, match="deleted"):
+            bob.append(child, "more\n")
+        assert not amy.delete(parent).changed  # deleted already
+        amy.undo(parent)
+        assert not bob.read(child).deleted
+        bob.append(child, "more\n")
+
+
+def test_create_with_a_permission(root, state):
+    with weft.Kernel(root, state=state, agent="amy") as amy, \
+            weft.Kernel(root, state=state, agent="bob") as bob:
+        fixed = amy.create("system", content="rules\n", permission="read_only").block_id
+        assert bob.read(fixed).permission == "read_only"
+        with pytest.raises(PermissionError):
+            bob.append(fixed, "x\n")
+        log = amy.create("tool", kind="tool_result", content="1\n",
+                         permission="append_only").block_id
+        bob.append(log, "2\n")
+        with pytest.raises(PermissionError):
+            bob.edit(log, [weft.LineDelete(0, 1)])
+        assert bob.read(log).content == "1\n2\n"
+        with pytest.raises(ValueError):
+            amy.create("user", permission="whatever")
+
+
 # ---------------------------------------------------------------- memory blocks
 
 

@@ -76,7 +76,8 @@ class BlockToolsTest : public ::testing::Test {
 
 TEST_F(BlockToolsTest, EveryBlockToolIsPublishedViaKernelWithValidSchemas) {
   for (const char* name :
-       {"block_create", "block_status", "block_append", "block_edit", "block_splice",
+       {"block_create", "block_status", "block_delete", "block_append", "block_edit",
+        "block_splice",
         "block_apply_patch", "block_read", "block_search", "block_list", "block_history",
         "block_diff", "block_rollback", "block_undo", "block_redo", "memory_create",
         "memory_read", "memory_update", "memory_append", "kernel_search"}) {
@@ -397,6 +398,81 @@ TEST_F(BlockToolsTest, ASecondServerOnTheRootForwardsToTheKernel) {
   Json s = call_on(*second, "kernel_search", {{"query", "afar"}}, "remote");
   ASSERT_FALSE(failed(s)) << text(s);
   EXPECT_EQ(sc(s)["results"].size(), 1u);
+}
+
+TEST_F(BlockToolsTest, DeleteMarksRestoresAndRefusesOthers) {
+  std::string root = create({{"role", "user"}, {"kind", "text"}, {"content", "q\n"}});
+  std::string child = create({{"parent_id", root}, {"role", "model"}, {"kind", "text"}});
+  Json refused = call("block_delete", {{"block_id", root}});
+  ASSERT_TRUE(failed(refused)) << refused.dump();
+  EXPECT_NE(text(refused).find("recursive"), std::string::npos) << text(refused);
+  EXPECT_NE(text(refused).find(child), std::string::npos) << text(refused);
+  Json theirs = call("block_delete", {{"block_id", root}, {"recursive", true}}, "gemini");
+  ASSERT_TRUE(failed(theirs)) << theirs.dump();
+  EXPECT_NE(text(theirs).find("permission"), std::string::npos) << text(theirs);
+
+  Json d = call("block_delete", {{"block_id", root}, {"recursive", true}});
+  ASSERT_FALSE(failed(d)) << text(d);
+  EXPECT_EQ(sc(d)["deleted"], Json::array({root, child}));
+  EXPECT_TRUE(sc(d)["changed"].get<bool>());
+  EXPECT_NE(text(d).find("block_undo"), std::string::npos) << text(d);
+  Json read = call("block_read", {{"block_id", root}});
+  ASSERT_FALSE(failed(read)) << text(read);
+  EXPECT_TRUE(sc(read)["deleted"].get<bool>());
+  EXPECT_EQ(sc(read)["deleted_by"], "agent:claude");
+  EXPECT_NE(text(read).find("DELETED"), std::string::npos);
+  EXPECT_EQ(sc(call("block_list", {{"kind", "text"}}))["blocks"].size(), 0u);
+  Json all = call("block_list", {{"kind", "text"}, {"include_deleted", true}});
+  ASSERT_EQ(sc(all)["blocks"].size(), 1u) << all.dump();
+  EXPECT_TRUE(sc(all)["blocks"][0]["deleted"].get<bool>());
+  Json append = call("block_append", {{"block_id", child}, {"text", "x\n"}});
+  ASSERT_TRUE(failed(append));
+  EXPECT_NE(text(append).find("deleted by agent:claude"), std::string::npos) << text(append);
+
+  Json undo = call("block_undo", {{"block_id", root}});
+  ASSERT_FALSE(failed(undo)) << text(undo);
+  EXPECT_FALSE(sc(call("block_read", {{"block_id", child}}))["deleted"].get<bool>());
+  EXPECT_EQ(sc(call("block_list", {{"kind", "text"}}))["blocks"].size(), 1u);
+
+  // Memory and file blocks.
+  ASSERT_FALSE(failed(call("memory_create", {{"label", "tmp"}, {"schema", {{"type", "text"}}}})));
+  Json mem = call("block_delete", {{"block_id", "memory:claude/tmp"}});
+  EXPECT_TRUE(failed(mem)) << mem.dump();  // read_write memory needs admin
+  Json file = call("block_delete", {{"block_id", "file:notes.txt"}});
+  ASSERT_FALSE(failed(file)) << text(file);
+  EXPECT_EQ(sc(file)["deleted"], Json::array({"file:notes.txt"}));
+  EXPECT_FALSE(stdfs::exists(ws_dir_ / "notes.txt"));
+}
+
+TEST_F(BlockToolsTest, CreateTakesAPermissionThatBindsOthers) {
+  std::string fixed = create({{"role", "system"},
+                              {"kind", "text"},
+                              {"content", "be brief\n"},
+                              {"permission", "read_only"}},
+                             "amy");
+  Json read = call("block_read", {{"block_id", fixed}});
+  EXPECT_EQ(sc(read)["permission"], "read_only");
+  Json edit = call("block_edit",
+                   {{"block_id", fixed},
+                    {"operations", {{{"op", "replace"}, {"start_line", 0}, {"end_line", 1},
+                                     {"content", "be verbose\n"}}}}});
+  ASSERT_TRUE(failed(edit)) << edit.dump();
+  EXPECT_NE(text(edit).find("read_only"), std::string::npos) << text(edit);
+  std::string log = create(
+      {{"role", "tool"}, {"kind", "tool_result"}, {"content", "1\n"}, {"permission", "append_only"}},
+      "amy");
+  EXPECT_FALSE(failed(call("block_append", {{"block_id", log}, {"text", "2\n"}})));
+  EXPECT_TRUE(failed(call("block_splice", {{"block_id", log}, {"offset", 0}, {"delete_count", 1}})));
+  EXPECT_EQ(sc(call("block_read", {{"block_id", log}, {"line_numbers", false}}))["content"],
+            "1\n2\n");
+  Json bad = call("block_create", {{"role", "user"}, {"kind", "text"}, {"permission", "open"}});
+  EXPECT_TRUE(failed(bad));
+  Json file = call("block_create", {{"role", "user"},
+                                    {"kind", "file"},
+                                    {"metadata", {{"path", "new.txt"}}},
+                                    {"permission", "read_only"}});
+  ASSERT_TRUE(failed(file));
+  EXPECT_NE(text(file).find("weft.toml"), std::string::npos) << text(file);
 }
 
 }  // namespace

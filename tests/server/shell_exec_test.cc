@@ -294,6 +294,50 @@ TEST_F(ShellExecTest, EscalationWaitsForAPersonThenRuns) {
   EXPECT_EQ(k->approval(id)->state, "approved");
 }
 
+TEST_F(ShellExecTest, ApprovedRecursiveRemoveReachesEveryPathUnderTheDirectory) {
+  // The lock rule comes first, so it decides for docs/pinned.lock.
+  write("weft.toml", R"([permissions]
+rules = [
+  { glob = "**/*.lock", level = "read_only" },
+  { glob = "vendor/**", level = "read_only" },
+  { glob = "docs/**",   level = "human" },
+]
+)");
+  write("docs/guide.md", kOriginal);
+  write("docs/sub/deep.md", kOriginal);
+  write("docs/sub/deeper/x.md", kOriginal);
+  write("docs/pinned.lock", kOriginal);  // read_only inside the human directory
+  write("vendor/a", kOriginal);
+  write("other/note.md", kOriginal);
+  build(Enforcement::kStrict);
+  for (const char* f : {"docs/guide.md", "docs/sub/deep.md", "docs/sub/deeper/x.md"}) {
+    ASSERT_FALSE(failed(call("fs_read", {{"path", f}})));  // blocks with history
+  }
+  Json r = shell("rm -r docs; echo gone > other/note.md");
+  ASSERT_FALSE(failed(r)) << r.dump();
+  std::string id = r["structuredContent"].value("pending_approval", std::string());
+  ASSERT_FALSE(id.empty()) << r.dump();
+  EXPECT_EQ(read("docs/sub/deep.md"), kOriginal);  // nothing ran yet
+  kernel::Kernel* k = built_.workspace->kernel();
+  ASSERT_NE(k, nullptr);
+  auto approved = k->approve(id, "alice");
+  ASSERT_TRUE(approved.ok()) << approved.status();
+  // Every file the rule only asked a person about is gone, at any depth, and
+  // stays gone (no violation to revert) ...
+  for (const char* f : {"docs/guide.md", "docs/sub/deep.md", "docs/sub/deeper/x.md"}) {
+    EXPECT_FALSE(stdfs::exists(ws() / f)) << f;
+  }
+  EXPECT_FALSE(stdfs::exists(ws() / "docs/sub"));
+  Json st = shell("ls -R docs");
+  EXPECT_EQ(st["structuredContent"]["stdout"], "docs:\npinned.lock\n") << st.dump();
+  // ... a file a rule denies stays (approval does not lift a denial), and so
+  // does the rest of the workspace.
+  EXPECT_EQ(read("docs/pinned.lock"), kOriginal);
+  EXPECT_EQ(read("vendor/a"), kOriginal);
+  EXPECT_EQ(read("other/note.md"), "gone\n");
+  EXPECT_EQ(k->approval(id)->state, "approved");
+}
+
 TEST_F(ShellExecTest, ProtectedFilesResistEveryRouteUnderStrict) {
   write("weft.toml", kRules);
   write("vendor/lib.c", kOriginal);  // under a whole protected directory

@@ -58,9 +58,31 @@
 // change that needs a person's approval returns BlockWrite::pending_approval).
 // Memory blocks: the block's doc::MemoryPermission and read-only fields and
 // sections (doc/doc_errors.h). Conversation blocks: their permission
-// (kReadWrite unless created otherwise); a read_only block refuses every
-// write with kPermissionDenied naming it, an append block refuses all but
-// append().
+// (CreateBlock::permission, kReadWrite unless created otherwise; fixed at
+// creation) binds every later write, its creator's too: a read_only block
+// refuses every write with kPermissionDenied naming it, an append block
+// refuses all but append(), partner and human blocks answer
+// kFailedPrecondition "needs approval: ...".
+//
+// Deleting (remove()). A conversation block is never erased: it gets a
+// tombstone (who deleted it, when), stored with its row, and keeps its
+// text, history and undo log. A deleted block still answers read(),
+// search(), history() and diff() (BlockContent::deleted says so); list()
+// and search_all() leave it out (ListFilter::include_deleted lists it);
+// every write to it, and a new child under it, is refused with
+// kFailedPrecondition naming who deleted it. A block with children that are
+// not deleted is refused unless `recursive`, which deletes the whole
+// subtree, all or nothing. Who may delete: the block's creator (the agent
+// of its id) and persons (origin "human:...") when its permission lets them
+// rewrite it (read_write, admin; partner and human need approval); other
+// agents only when it is admin (doc::MemoryOp::kDelete). The delete is the
+// deleter's undo unit on the block: their undo() restores it (and the
+// descendants deleted with it), redo() deletes it again; no one else's
+// undo applies while it is deleted. A block is restored only under a
+// parent that is not deleted. Memory blocks are deleted in the store
+// (doc::MemoryOp::kDelete: admin, or any person; the label becomes free;
+// no undo). File blocks delete their file through the rules (Kernel::remove;
+// the block keeps its history, and rollback() writes the file back).
 //
 // Limits (kInvalidArgument / kResourceExhausted beyond them, saying so):
 // content given to one call kMaxContentBytes, one append kMaxAppendBytes, a
@@ -163,9 +185,15 @@ struct CreateBlock {
   // kFile, "path" names the file to create (it must not exist).
   nlohmann::json metadata = nlohmann::json::object();
   std::string cell = std::string(kDefaultCell);
+  // What later writes may do (see Permissions above); ignored for kind kFile
+  // (the rules of weft.toml decide).
   doc::MemoryPermission permission = doc::MemoryPermission::kReadWrite;
 };
 // kind kMemory is created with memory_create() instead.
+
+// A block permission by name: doc::parse_memory_permission's names and
+// spellings plus "append_only" (the seeds' word for kAppend).
+Result<doc::MemoryPermission> parse_block_permission(std::string_view name);
 
 // What a write did.
 struct BlockWrite {
@@ -218,6 +246,9 @@ struct BlockContent {
   LineRange shown;        // the lines `content` holds
   bool dirty = false;
   doc::MemoryPermission permission = doc::MemoryPermission::kReadWrite;
+  bool deleted = false;     // a conversation block's tombstone (remove())
+  std::string deleted_by;   // the origin that deleted it
+  int64_t deleted_at = 0;   // when (Unix seconds)
 };
 
 struct SearchOptions {
@@ -245,6 +276,7 @@ struct ListFilter {
   std::optional<std::string> path_prefix;  // file blocks under this path (files only)
   size_t depth = 1;                        // 1: direct children / roots only
   size_t limit = 1000;                     // 1..kMaxListLimit
+  bool include_deleted = false;            // list deleted conversation blocks too
 };
 struct BlockSummary {
   std::string block_id;
@@ -257,10 +289,23 @@ struct BlockSummary {
   std::string version;
   bool dirty = false;   // changes not yet stored (conversation), not yet on disk (file)
   size_t depth = 1;     // distance from the listed parent (roots: 1)
+  bool deleted = false;  // listed with include_deleted
 };
 struct BlockListing {
   std::vector<BlockSummary> blocks;  // conversation blocks by id creation order
   bool truncated = false;            // more matched than limit
+};
+
+// What remove() did.
+struct BlockRemoval {
+  std::string block_id;
+  // The blocks deleted: the block, then (recursive) its descendants, parents
+  // before children. Empty when it was deleted already or waits for approval.
+  std::vector<std::string> removed;
+  bool changed = false;
+  std::string version;           // the block's version (a delete keeps the text)
+  std::string pending_approval;  // file blocks: the approval a person must give first
+  std::string rule;              // the rule that asked for approval
 };
 
 struct PatchResult {
@@ -350,6 +395,12 @@ class Blocks {
   // block kRunning. Errors: kInvalidArgument (cell, kind kMemory, metadata,
   // content), kNotFound (parent), kAlreadyExists (file exists).
   Result<BlockWrite> create(const source::Attribution& who, const CreateBlock& request);
+  // Deletes a block (see Deleting in the file comment). Deleting a block
+  // that is deleted already changes nothing. Errors: kNotFound,
+  // kFailedPrecondition (children without `recursive`, listed; needs
+  // approval), kPermissionDenied naming the block and its permission.
+  Result<BlockRemoval> remove(const source::Attribution& who, std::string_view block_id,
+                              bool recursive = false);
   // Sets a conversation block's status (any transition). File and memory
   // blocks have no status (always done): kFailedPrecondition.
   Result<BlockWrite> set_status(const source::Attribution& who, std::string_view block_id,

@@ -35,7 +35,8 @@ from weft._weft import (Container, Counter, Doc, HostFilesystem, InMemoryFilesys
                         sandbox_available)
 from weft.protocol import Filesystem, SnapshotableFilesystem, WorkspaceSection
 from weft._kernel import (BlockChange, BlockContent, BlockListing, BlockMatch,
-                          BlockNotFoundError, BlockSearch, BlockSummary, BlockWrite, Kernel,
+                          BlockNotFoundError, BlockRemoval, BlockSearch, BlockSummary, BlockWrite,
+                          Kernel,
                           KernelSearch, KernelSearchHit, LineDelete, LineInsert, LineReplace,
                           MemoryContent, PatchResult)
 
@@ -52,6 +53,6 @@ __all__ = [
 ]
 __all__ += [  # weft.Kernel (weft/_kernel.py)
     "BlockChange", "BlockContent", "BlockListing", "BlockMatch", "BlockNotFoundError",
-    "BlockSearch", "BlockSummary", "BlockWrite", "Kernel", "KernelSearch", "KernelSearchHit",
+    "BlockRemoval", "BlockSearch", "BlockSummary", "BlockWrite", "Kernel", "KernelSearch", "KernelSearchHit",
     "LineDelete", "LineInsert", "LineReplace", "MemoryContent", "PatchResult",
 ]

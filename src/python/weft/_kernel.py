@@ -92,6 +92,21 @@ class BlockContent:
     metadata: dict[str, Any] = field(default_factory=dict, hash=False)
     dirty: bool = False
     permission: str = "read_write"
+    deleted: bool = False
+    deleted_by: str | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class BlockRemoval:
+    """delete(): the blocks deleted (the block, then those under it); empty with changed
+    False when it was deleted already. pending_approval is set (applied False) when weft.toml's
+    rules send a file's delete to a person first."""
+
+    block_id: str
+    deleted: tuple[str, ...]
+    changed: bool
+    applied: bool = True
+    pending_approval: str | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -131,6 +146,7 @@ class BlockSummary:
     version: str
     dirty: bool = False
     depth: int = 1
+    deleted: bool = False
 
 
 @dataclass(slots=True, frozen=True)
@@ -267,7 +283,8 @@ def _summary(b: Mapping[str, Any]) -> BlockSummary:
                         role=b.get("role", ""), kind=b.get("kind", ""),
                         status=b.get("status", ""), path=b.get("path", "") or "",
                         summary=b.get("summary", ""), version=b.get("version", ""),
-                        dirty=bool(b.get("dirty", False)), depth=int(b.get("depth", 1)))
+                        dirty=bool(b.get("dirty", False)), depth=int(b.get("depth", 1)),
+                        deleted=bool(b.get("deleted", False)))
 
 
 def _edit_op(op: Any) -> dict[str, Any]:
@@ -352,13 +369,28 @@ class Kernel:
 
     def create(self, role: str = "user", kind: str = "text", content: str | None = None, *,
                parent_id: str | None = None, metadata: Mapping[str, Any] | None = None,
-               cell: str | None = None) -> BlockWrite:
+               cell: str | None = None, permission: str | None = None) -> BlockWrite:
         """A new conversation block <cell>/<agent>/<seq> (role user, model, system or tool;
         kind text, thinking, tool_call or tool_result), or kind "file" with metadata
-        {"path": ...}: a new file through the rules."""
+        {"path": ...}: a new file through the rules. permission (conversation blocks) binds
+        every later write: read_only, append_only, read_write (the default), partner, human
+        or admin."""
         return _write(self._call("block_create", _args(
             role=role, kind=kind, content=content, parent_id=parent_id,
-            metadata=dict(metadata) if metadata is not None else None, cell=cell))[1])
+            metadata=dict(metadata) if metadata is not None else None, cell=cell,
+            permission=permission))[1])
+
+    def delete(self, block_id: str, *, recursive: bool = False) -> BlockRemoval:
+        """Deletes a block. A conversation block is marked deleted (read() still shows it,
+        list() leaves it out, undo() by this agent restores it); one with children needs
+        recursive=True. A memory block is deleted; a file block deletes its file through the
+        rules."""
+        s = self._call("block_delete", {"block_id": block_id, "recursive": recursive})[1]
+        return BlockRemoval(block_id=s.get("block_id", block_id),
+                            deleted=tuple(s.get("deleted", ())),
+                            changed=bool(s.get("changed", False)),
+                            applied=bool(s.get("applied", not s.get("pending_approval"))),
+                            pending_approval=_opt_str(s.get("pending_approval")))
 
     def status(self, block_id: str, status: str) -> BlockWrite:
         """Sets a conversation block's status: pending, running, done or error."""
@@ -413,7 +445,9 @@ class Kernel:
                             range=(int(shown.get("start", 0)), int(shown.get("end", 0))),
                             content=s.get("content", ""), metadata=s.get("metadata") or {},
                             dirty=bool(s.get("dirty", False)),
-                            permission=s.get("permission", "read_write"))
+                            permission=s.get("permission", "read_write"),
+                            deleted=bool(s.get("deleted", False)),
+                            deleted_by=_opt_str(s.get("deleted_by")))
 
     def search(self, block_id: str, query: str, *, context_lines: int | None = None,
                max_matches: int | None = None) -> BlockSearch:
@@ -428,11 +462,12 @@ class Kernel:
 
     def list(self, *, parent_id: str | None = None, kind: str | None = None,
              status: str | None = None, path_prefix: str | None = None,
-             depth: int | None = None) -> BlockListing:
+             depth: int | None = None, include_deleted: bool | None = None) -> BlockListing:
         """Children of parent_id (else the roots), this agent's memory blocks (kind "memory"),
-        or file blocks (kind "file" or path_prefix)."""
+        or file blocks (kind "file" or path_prefix); deleted blocks with include_deleted."""
         s = self._call("block_list", _args(parent_id=parent_id, kind=kind, status=status,
-                                           path_prefix=path_prefix, depth=depth))[1]
+                                           path_prefix=path_prefix, depth=depth,
+                                           include_deleted=include_deleted))[1]
         return BlockListing(blocks=tuple(_summary(b) for b in s.get("blocks", ())),
                             truncated=bool(s.get("truncated", False)))
 

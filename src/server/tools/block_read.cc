@@ -35,7 +35,12 @@ Result<ToolOutput> run_read(const Json& args, ToolContext& ctx) {
             {"content", c->content},
             {"metadata", c->metadata},
             {"dirty", c->dirty},
-            {"permission", std::string(doc::memory_permission_name(c->permission))}};
+            {"permission", std::string(doc::memory_permission_name(c->permission))},
+            {"deleted", c->deleted}};
+  if (c->deleted) {
+    s["deleted_by"] = c->deleted_by;
+    s["deleted_at"] = c->deleted_at;
+  }
   std::string text = c->block_id + " (" + std::string(kernel::block_role_name(c->role)) + " " +
                      std::string(kernel::block_kind_name(c->kind)) + ", " +
                      std::string(kernel::block_status_name(c->status)) + ", version " +
@@ -48,6 +53,7 @@ Result<ToolOutput> run_read(const Json& args, ToolContext& ctx) {
   if (c->permission != doc::MemoryPermission::kReadWrite) {
     text += ", " + std::string(doc::memory_permission_name(c->permission));
   }
+  if (c->deleted) text += ", DELETED by " + c->deleted_by + " (block_undo by them restores it)";
   text += ")\n" + c->content;
   if (!c->content.empty() && c->content.back() != '\n') text += "\n";
   return ToolOutput{std::move(text), std::move(s), nullptr};
@@ -107,6 +113,7 @@ Result<ToolOutput> run_list(const Json& args, ToolContext& ctx) {
   }
   f.depth = static_cast<size_t>(arg_int(args, "depth", 1));
   f.limit = static_cast<size_t>(arg_int(args, "limit", 1000));
+  f.include_deleted = arg_bool(args, "include_deleted");
   auto listed = blocks->list(agent_of(ctx, "block_list"), f);
   if (!listed.ok()) return block_error(listed.status(), f.parent_id.value_or(""));
   Json list = Json::array();
@@ -121,12 +128,14 @@ Result<ToolOutput> run_list(const Json& args, ToolContext& ctx) {
               {"summary", b.summary},
               {"version", b.version},
               {"dirty", b.dirty},
-              {"depth", b.depth}};
+              {"depth", b.depth},
+              {"deleted", b.deleted}};
     list.push_back(std::move(j));
     text += std::string(2 * (b.depth - 1), ' ') + b.block_id + "  " +
             std::string(kernel::block_role_name(b.role)) + " " +
             std::string(kernel::block_kind_name(b.kind)) + " " +
-            std::string(kernel::block_status_name(b.status)) + (b.dirty ? " dirty" : "") + "  " +
+            std::string(kernel::block_status_name(b.status)) + (b.dirty ? " dirty" : "") +
+            (b.deleted ? " DELETED" : "") + "  " +
             b.summary + "\n";
   }
   if (text.empty()) {
@@ -174,7 +183,10 @@ ToolSpec block_read_tool() {
                      {"content", t},
                      {"metadata", {{"type", "object"}}},
                      {"dirty", {{"type", "boolean"}}},
-                     {"permission", t}}),
+                     {"permission", t},
+                     {"deleted", {{"type", "boolean"}}},
+                     {"deleted_by", t},
+                     {"deleted_at", {{"type", "integer"}}}}),
       run_read);
 }
 
@@ -205,14 +217,15 @@ ToolSpec block_list_tool() {
       "blocks and your memory blocks. kind \"file\" or path_prefix lists file blocks (the "
       "workspace text files weft tracks). Each entry: block_id, parent_id, role, kind, status, "
       "path, summary (the first characters), version, dirty (changes not yet stored or on "
-      "disk).",
+      "disk), deleted (only with include_deleted).",
       {{"parent_id", block_id_prop("List this block's children (default: roots)")},
        {"kind", enum_prop("Only this kind",
                           {"text", "thinking", "tool_call", "tool_result", "file", "memory"})},
        {"status", enum_prop("Only this status", {"pending", "running", "done", "error"})},
        {"path_prefix", string_prop("File blocks under this workspace path")},
        {"depth", integer_prop("Levels of children to list (default 1)", 1, 64)},
-       {"limit", integer_prop("Most blocks (default 1000)", 1, 10000)}},
+       {"limit", integer_prop("Most blocks (default 1000)", 1, 10000)},
+       {"include_deleted", bool_prop("Also list deleted conversation blocks (default false)")}},
       {},
       object_schema({{"blocks", {{"type", "array"}}}, {"truncated", {{"type", "boolean"}}}}),
       run_list);

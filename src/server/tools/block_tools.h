@@ -41,6 +41,7 @@ ToolSpec block_tool(std::string name, std::string title, std::string description
 
 ToolSpec block_create_tool();
 ToolSpec block_status_tool();
+ToolSpec block_delete_tool();
 ToolSpec block_append_tool();
 ToolSpec block_edit_tool();
 ToolSpec block_splice_tool();

@@ -149,7 +149,8 @@ Json block_id_prop(std::string description) {
 }
 
 std::vector<ToolSpec> block_tools() {
-  return {block_create_tool(),     block_status_tool(),   block_append_tool(),
+  return {block_create_tool(),     block_status_tool(),   block_delete_tool(),
+          block_append_tool(),
           block_edit_tool(),       block_splice_tool(),   block_apply_patch_tool(),
           block_read_tool(),       block_search_tool(),   block_list_tool(),
           block_history_tool(),    block_diff_tool(),     block_rollback_tool(),

@@ -23,6 +23,15 @@ Result<ToolOutput> run_create(const Json& args, ToolContext& ctx) {
   request.content = arg_string(args, "content");
   if (args.contains("metadata")) request.metadata = args["metadata"];
   if (args.contains("cell")) request.cell = arg_string(args, "cell");
+  if (args.contains("permission")) {
+    if (request.kind == kernel::BlockKind::kFile) {
+      return invalid_argument(
+          "permission does not apply to kind file: a file's permission comes from the rules of "
+          "weft.toml; leave permission out");
+    }
+    WEFT_ASSIGN_OR_RETURN(request.permission,
+                          kernel::parse_block_permission(arg_string(args, "permission")));
+  }
   if (request.kind == kernel::BlockKind::kFile) {
     // The file's path resolves like any fs_* path.
     auto it = request.metadata.find("path");
@@ -155,6 +164,41 @@ Result<ToolOutput> run_apply_patch(const Json& args, ToolContext& ctx) {
   return ToolOutput{std::move(text), std::move(s), nullptr};
 }
 
+Result<ToolOutput> run_delete(const Json& args, ToolContext& ctx) {
+  WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
+  WEFT_ASSIGN_OR_RETURN(std::string id, block_id_arg(ctx, args, "block_id"));
+  bool recursive = arg_bool(args, "recursive");
+  auto r = blocks->remove(agent_of(ctx, "block_delete"), id, recursive);
+  if (!r.ok()) return block_error(r.status(), id);
+  Json s = {{"block_id", r->block_id},
+            {"deleted", r->removed},
+            {"changed", r->changed},
+            {"version", r->version}};
+  if (!r->pending_approval.empty()) {
+    s["applied"] = false;
+    s["pending_approval"] = r->pending_approval;
+    return ToolOutput{"Pending approval " + r->pending_approval + ": " + r->rule + ".\n'" + id +
+                          "' stays until a person approves the delete. Do not retry it.\n",
+                      std::move(s), nullptr};
+  }
+  s["applied"] = true;
+  std::string text;
+  if (!r->changed) {
+    text = "'" + id + "' was deleted already (no change)\n";
+  } else if (r->removed.size() > 1) {
+    text = "Deleted " + id + " and " + plural(r->removed.size() - 1, "block") + " under it\n";
+  } else {
+    text = "Deleted " + id + "\n";
+  }
+  if (r->changed && id.rfind("memory:", 0) != 0) {
+    text += id.rfind("file:", 0) == 0
+                ? "Its block keeps the history: block_rollback to its last version (block_history) "
+                  "writes the file back.\n"
+                : "Its text and history stay readable; block_undo on it restores it.\n";
+  }
+  return ToolOutput{std::move(text), std::move(s), nullptr};
+}
+
 ToolSpec write_tool(std::string name, std::string title, std::string description, Json props,
                     std::vector<std::string> required, ToolHandler handler, bool idempotent) {
   return block_tool(std::move(name), std::move(title), std::move(description), std::move(props),
@@ -182,8 +226,42 @@ ToolSpec block_create_tool() {
          {"description",
           "A JSON object: path, language, tool_name and any keys of yours (at most 16 KiB)"}}},
        {"cell", string_prop("The cell (conversation) the block belongs to (default main; "
-                            "[A-Za-z0-9._:-], 1-64 bytes)", 1)}},
+                            "[A-Za-z0-9._:-], 1-64 bytes)", 1)},
+       {"permission",
+        enum_prop("What later writes to the block may do, yours included (default read_write): "
+                  "read_only (none), append_only (block_append only), read_write, partner or "
+                  "human (each write needs approval), admin (anyone may also delete it). Not "
+                  "for kind file (weft.toml's rules decide)",
+                  {"read_only", "append_only", "read_write", "partner", "human", "admin"})}},
       {"role", "kind"}, run_create, false);
+}
+
+ToolSpec block_delete_tool() {
+  ToolSpec t = block_tool(
+      "block_delete", "Delete a block",
+      "Delete a block. A conversation block is marked deleted: block_list leaves it out, "
+      "writes to it are refused, but block_read and block_history still show it, and your "
+      "block_undo on it restores it. A block with children is refused unless recursive is "
+      "true (which deletes the whole subtree). You may delete the blocks you created (when "
+      "their permission lets you rewrite them); other agents' blocks only when their "
+      "permission is admin. file:<path> deletes the file through weft.toml's rules (its block "
+      "keeps the history: block_rollback writes it back); memory:<agent>/<label> deletes the "
+      "memory block (admin permission).",
+      {{"block_id", block_id_prop()},
+       {"recursive", bool_prop("Also delete every block under it (default false)")}},
+      {"block_id"},
+      object_schema(
+          {{"block_id", {{"type", "string"}}},
+           {"deleted",
+            {{"type", "array"},
+             {"items", {{"type", "string"}}},
+             {"description", "The blocks deleted: the block, then those under it"}}},
+           {"changed", {{"type", "boolean"}}},
+           {"version", {{"type", "string"}}},
+           {"applied", {{"type", "boolean"}}},
+           {"pending_approval", {{"type", "string"}}}}),
+      write_hints(/*destructive=*/true, /*idempotent=*/true), run_delete);
+  return t;
 }
 
 ToolSpec block_status_tool() {

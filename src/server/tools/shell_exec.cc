@@ -16,6 +16,7 @@
 // Without a kernel watcher the snapshots are two walks of the tree.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <mutex>
@@ -101,8 +102,10 @@ struct Run {
   Enforcement level = Enforcement::kStrict;
   std::string author;  // the agent's origin ("agent:claude")
   std::shared_ptr<const source::WorkspaceRules> rules;
-  // A person approved this path's change (an approved command): it is not
-  // bound read-only, and its change there is no violation.
+  // A person approved this path's change (an approved command): it, and
+  // every path under it when it is a directory, is not bound read-only
+  // unless a rule denies it, and a change there that only needed approval
+  // is no violation.
   std::string approved_path;
 };
 
@@ -131,6 +134,22 @@ bool covers(const std::string& dir, const std::string& path) {
          (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
 }
 
+// Whether a person's approval of `approved` (a file, or a directory a tree
+// operation such as `rm -r dir` reaches; "." is the whole workspace) extends
+// to `path`.
+bool approval_covers(const std::string& approved, const std::string& path) {
+  return !approved.empty() && (approved == "." || covers(approved, path));
+}
+
+// Whether an approval may release `path`: a rule that asks a person for it,
+// never one that denies it (that file stays protected, approved or not).
+bool releasable(const source::WorkspaceRules& rules, const std::string& path) {
+  for (source::FileOp op : {source::FileOp::kOverwrite, source::FileOp::kDelete}) {
+    if (rules.decide(path, op).decision == doc::PermissionDecision::kDenied) return false;
+  }
+  return true;
+}
+
 class ShellExec : public std::enable_shared_from_this<ShellExec> {
  public:
   explicit ShellExec(const WorkspaceToolsOptions& options)
@@ -155,8 +174,9 @@ class ShellExec : public std::enable_shared_from_this<ShellExec> {
   // is null for an approved command run by the kernel.
   Result<ToolOutput> execute(Workspace& ws, kernel::Kernel* k, const Run& run, Json out,
                              std::string notes, const ToolContext* ctx);
-  // Takes `approved` out of the read-only binds: a directory bound whole
-  // that holds it is replaced by binds of its other protected files.
+  // Takes `approved` and what is under it out of the read-only binds: a
+  // bind that holds it or lies under it is replaced by binds of the
+  // protected files it covers that the approval does not release.
   // Callers hold state_->mu.
   void unbind(const std::string& approved, const source::WorkspaceRules& rules,
               std::vector<std::string>* read_only) const;
@@ -213,16 +233,18 @@ void ShellExec::unbind(const std::string& approved, const source::WorkspaceRules
                        std::vector<std::string>* read_only) const {
   std::vector<std::string> kept;
   for (const std::string& p : *read_only) {
-    if (!covers(p, approved)) {
+    if (!covers(p, approved) && !approval_covers(approved, p)) {
       kept.push_back(p);
       continue;
     }
     for (const auto& [file, meta] : state_->index->files()) {
-      if (file != approved && covers(p, file) && source::is_protected(rules, file)) {
-        kept.push_back(file);
-      }
+      if (!covers(p, file) || !source::is_protected(rules, file)) continue;
+      if (approval_covers(approved, file) && releasable(rules, file)) continue;
+      kept.push_back(file);
     }
   }
+  std::sort(kept.begin(), kept.end());
+  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
   *read_only = std::move(kept);
 }
 
@@ -499,7 +521,8 @@ Result<ToolOutput> ShellExec::execute(Workspace& ws, kernel::Kernel* k, const Ru
   if (level != Enforcement::kNone) violations = source::check_changes(changes, rules);
   violations.erase(std::remove_if(violations.begin(), violations.end(),
                                   [&](const source::ShellViolation& v) {
-                                    return v.needs_approval && v.path == run.approved_path;
+                                    return v.needs_approval &&
+                                           approval_covers(run.approved_path, v.path);
                                   }),
                    violations.end());
   Json violations_json = Json::array();
