@@ -120,14 +120,23 @@ TEST_F(BlockKernelCliTest, UndoRedoAndRollback) {
   EXPECT_EQ(notes(), "one\ntwo\nthree\nfour\n");
 }
 
-TEST_F(BlockKernelCliTest, RmDeletesFileBlocksOnlyAndErrorsHaveExitCodes) {
+TEST_F(BlockKernelCliTest, RmDeletesBlocksAndErrorsHaveExitCodes) {
   EXPECT_EQ(block("rm file:notes.md").exit_code, 0);
   EXPECT_FALSE(std::filesystem::exists(root() / "notes.md"));
 
-  CliResult conversation = block("rm main/amy/1");
-  EXPECT_EQ(conversation.exit_code, 1);
-  CliResult memory = block("rm memory:amy/plan");
-  EXPECT_EQ(memory.exit_code, 1);
+  // A conversation block is marked deleted: still readable, and its deleter's undo restores it.
+  json created = block_json("new --text hello");
+  const std::string id = created.value("block_id", "");
+  ASSERT_FALSE(id.empty()) << created.dump();
+  EXPECT_EQ(block("rm " + quote(id)).exit_code, 0);
+  json gone = block_json("read " + quote(id));
+  EXPECT_TRUE(gone.value("deleted", false)) << gone.dump();
+  EXPECT_NE(block("append " + quote(id) + " 'more'").exit_code, 0);
+  EXPECT_EQ(block("undo " + quote(id)).exit_code, 0);
+  EXPECT_FALSE(block_json("read " + quote(id)).value("deleted", true));
+
+  EXPECT_EQ(block("rm main/amy/1").exit_code, 3);       // not found
+  EXPECT_EQ(block("rm memory:amy/plan").exit_code, 3);  // not found
 
   EXPECT_EQ(block("read file:missing.md").exit_code, 3);   // not found
   EXPECT_EQ(block("read main/nobody/7").exit_code, 3);     // not found
