@@ -12,9 +12,9 @@ namespace {
 
 // Calls insert(contents) with the contents of the first `n` units of insert
 // `op`: code points for text, for a list the indexes of its values, which are
-// appended to cs.list_values.
+// appended to the SeqState's values.
 template <typename Insert>
-Status with_contents(ContainerState& cs, const Op& op, Counter n, Insert insert) {
+Status with_contents(SeqState& seq, const Op& op, Counter n, Insert insert) {
   uint32_t small[64];
   std::vector<uint32_t> big;
   uint32_t* contents = small;
@@ -25,9 +25,10 @@ Status with_contents(ContainerState& cs, const Op& op, Counter n, Insert insert)
   if (op.kind == OpKind::kTextInsert) {
     op.text.decode(static_cast<size_t>(n), contents);
   } else {
+    std::vector<Value>& values = seq.values();
     for (Counter k = 0; k < n; ++k) {
-      contents[k] = static_cast<uint32_t>(cs.list_values.size());
-      cs.list_values.push_back(op.values()[k]);
+      contents[k] = static_cast<uint32_t>(values.size());
+      values.push_back(op.values()[k]);
     }
   }
   return insert(contents);
@@ -39,6 +40,14 @@ Status with_contents(ContainerState& cs, const Op& op, Counter n, Insert insert)
                                                      const Op& op) {
   return st.with_context("op " + ID{core.peer_table()[peer], op.counter}.to_string() + " on " +
                          core.container_table()[op.container].to_string());
+}
+
+// An op whose kind does not fit its container's type (the decoders and the
+// handles never make one).
+[[gnu::noinline, gnu::cold]] Status op_kind_error(const DocCore& core, uint32_t peer,
+                                                  const Op& op) {
+  return op_error_context(core, internal_error("op kind does not fit the container's type"), peer,
+                          op);
 }
 
 // Erases the `n` units of delete op `op` from a plain state: a forward run
@@ -55,14 +64,14 @@ ContainerState& DocCore::container_state(State& s, uint32_t idx) {
   if (s.containers.size() <= idx) s.containers.resize(idx + 1);
   auto& slot = s.containers[idx];
   if (!slot) {
-    slot = std::make_unique<ContainerState>();
-    slot->type = containers[idx].type();
-    if (slot->type == ContainerType::kText || slot->type == ContainerType::kList) {
-      const bool is_text = slot->type == ContainerType::kText;
-      if (s.plain && test_.plain_enabled)
-        slot->plain = std::make_unique<PlainSeq>(is_text, s.plain_ids);
-      else
-        slot->seq = std::make_unique<Seq>(&peer_ids, is_text);
+    const ContainerType type = containers[idx].type();
+    if (ContainerState::is_sequence_type(type)) {
+      const bool is_text = type == ContainerType::kText;
+      slot = std::make_unique<ContainerState>(
+          type, s.plain && test_.plain_enabled ? SeqState::empty_plain(is_text, s.plain_ids)
+                                               : SeqState::empty_tracker(&peer_ids, is_text));
+    } else {
+      slot = std::make_unique<ContainerState>(type);
     }
   }
   return *slot;
@@ -90,7 +99,27 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
                          DenseVv* vv) {
   if (gathering) touch(op.container);
   ContainerState* csp = &container_state(s, op.container);
-  if (csp->plain) {
+  if (op.kind == OpKind::kMapSet || op.kind == OpKind::kMapDelete) {
+    MapState* map = csp->map_if();
+    if (!map) return op_kind_error(*this, peer, op);
+    map->apply(op.key(), lamport, peer_ids[peer],
+               op.kind == OpKind::kMapSet ? &op.value() : nullptr);
+    if (vv) vv->extend(peer, op.counter + 1);
+    advance_vv(s, peer, op.counter + n);
+    return Status();
+  }
+  if (op.kind == OpKind::kCounter) {
+    CounterState* counter = csp->counter_if();
+    if (!counter) return op_kind_error(*this, peer, op);
+    counter->add(op.number());
+    if (vv) vv->extend(peer, op.counter + 1);
+    advance_vv(s, peer, op.counter + n);
+    return Status();
+  }
+  // A sequence op.
+  const SeqState* current = csp->seq_if();
+  if (!current) return op_kind_error(*this, peer, op);
+  if (current->is_plain()) {
     const bool positional = op.kind == OpKind::kTextInsert || op.kind == OpKind::kListInsert ||
                             op.kind == OpKind::kSeqDelete;
     if (vv == nullptr && positional) return apply_plain(s, *csp, op, peer, n);
@@ -105,10 +134,11 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
     else
       WEFT_RETURN_IF_ERROR(materialize(s));
     csp = &container_state(s, op.container);
-  } else if (csp->partial && (op.kind == OpKind::kMark || op.kind == OpKind::kMarkEnd ||
-                              (vv && !vv->includes_all(csp->partial->base)) ||
-                              (csp->partial->skip > 0 &&
-                               partial_low(op, 0, n) < static_cast<int64_t>(csp->partial->skip)))) {
+  } else if (const PartialTracker* partial = current->partial();
+             partial && (op.kind == OpKind::kMark || op.kind == OpKind::kMarkEnd ||
+                         (vv && !vv->includes_all(partial->base)) ||
+                         (partial->skip > 0 &&
+                          partial_low(op, 0, n) < static_cast<int64_t>(partial->skip)))) {
     // What the partial tracker cannot resolve: a style anchor, an op whose
     // version lacks part of the tracker's base, or one that reaches the
     // base units it left out.
@@ -116,64 +146,43 @@ Status DocCore::apply_op(State& s, const Op& op, uint32_t peer, Lamport lamport,
     WEFT_RETURN_IF_ERROR(materialize(s));
     csp = &container_state(s, op.container);
   }
-  ContainerState& cs = *csp;
-  const bool on_seq = cs.seq && op.kind != OpKind::kMapSet && op.kind != OpKind::kMapDelete &&
-                      op.kind != OpKind::kCounter;
-  if (on_seq) {
-    WEFT_RETURN_IF_ERROR(prepare_seq(s, op.container, vv));
-    if (test_.check_tracker) {
-      cs.seq->set_verify_hints(true);
-      WEFT_RETURN_IF_ERROR(cs.seq->check_prepare(vv));
-    }
+  SeqState& seq_state = csp->sequence();
+  Seq& seq = *seq_state.tracker();
+  WEFT_RETURN_IF_ERROR(prepare_seq(s, op.container, vv));
+  if (test_.check_tracker) {
+    seq.set_verify_hints(true);
+    WEFT_RETURN_IF_ERROR(seq.check_prepare(vv));
   }
   // A partial tracker's positions start after the base units it left out.
-  const int64_t shift = cs.partial ? static_cast<int64_t>(cs.partial->skip) : 0;
+  const PartialTracker* partial = seq_state.partial();
+  const int64_t shift = partial ? static_cast<int64_t>(partial->skip) : 0;
   Status st;
   switch (op.kind) {
     case OpKind::kTextInsert:
     case OpKind::kListInsert:
-      st = with_contents(cs, op, n, [&](const uint32_t* contents) {
-        return apply_positional(*cs.seq, op, peer, 0, n, shift, contents, vv);
+      st = with_contents(seq_state, op, n, [&](const uint32_t* contents) {
+        return apply_positional(seq, op, peer, 0, n, shift, contents, vv);
       });
       break;
     case OpKind::kSeqDelete:
-      st = apply_positional(*cs.seq, op, peer, 0, n, shift, nullptr, vv);
+      st = apply_positional(seq, op, peer, 0, n, shift, nullptr, vv);
       break;
     case OpKind::kMark: {
       uint32_t c = kStartAnchor;
-      st = cs.seq->insert(peer, op.counter, op.pos, &c, 1, vv);
+      st = seq.insert(peer, op.counter, op.pos, &c, 1, vv);
       break;
     }
     case OpKind::kMarkEnd: {
       uint32_t c = kEndAnchor;
-      st = cs.seq->insert(peer, op.counter, op.len, &c, 1, vv);
+      st = seq.insert(peer, op.counter, op.len, &c, 1, vv);
       break;
     }
-    case OpKind::kMapSet:
-    case OpKind::kMapDelete: {
-      const PeerId author = peer_ids[peer];
-      MapEntry& e = cs.map[op.key()];
-      bool wins = !e.written || e.lamport < lamport || (e.lamport == lamport && e.peer < author);
-      if (wins) {
-        e.written = true;
-        e.lamport = lamport;
-        e.peer = author;
-        if (op.kind == OpKind::kMapSet)
-          e.value = op.value();
-        else
-          e.value.reset();
-      }
-      if (vv) vv->extend(peer, op.counter + 1);
-      break;
-    }
-    case OpKind::kCounter:
-      cs.counter += op.number();
-      if (vv) vv->extend(peer, op.counter + 1);
+    default:  // map and counter ops returned above
       break;
   }
   if (!st.ok()) return op_error_context(*this, std::move(st), peer, op);
   // The op's own units are in the prepare version now: it is the op's version.
-  if (on_seq && vv) cs.seq->set_prepare_vv(*vv);
+  if (vv) seq.set_prepare_vv(*vv);
   advance_vv(s, peer, op.counter + n);
   return Status();
 }
@@ -188,16 +197,16 @@ Status DocCore::apply_plain(State& s, ContainerState& cs, const Op& op, uint32_t
       std::string_view utf8 = op.text.utf8();
       if (static_cast<size_t>(n) < op.text.size())
         utf8 = utf8.substr(0, byte_offset_of_unicode_unchecked(utf8, static_cast<size_t>(n)));
-      st = cs.plain->insert_utf8(peer, op.counter, op.pos, utf8, static_cast<size_t>(n));
+      st = cs.plain()->insert_utf8(peer, op.counter, op.pos, utf8, static_cast<size_t>(n));
       break;
     }
     case OpKind::kListInsert:
-      st = with_contents(cs, op, n, [&](const uint32_t* contents) {
-        return cs.plain->insert(peer, op.counter, op.pos, contents, n);
+      st = with_contents(cs.sequence(), op, n, [&](const uint32_t* contents) {
+        return cs.plain()->insert(peer, op.counter, op.pos, contents, n);
       });
       break;
     default:  // kSeqDelete
-      st = erase_plain(*cs.plain, op, n);
+      st = erase_plain(*cs.plain(), op, n);
       break;
   }
   if (!st.ok()) return op_error_context(*this, std::move(st), peer, op);
@@ -265,7 +274,7 @@ Status DocCore::apply_change(State& s, const Change& ch, Counter to, size_t firs
     // an apply_op that builds trackers resets every plain state: `plain` is
     // taken again after each).
     const ContainerState* cs = s.containers[op.container].get();
-    plain = cs && cs->plain && cs->type == ContainerType::kText ? cs->plain.get() : nullptr;
+    plain = cs && cs->type() == ContainerType::kText ? cs->plain() : nullptr;
     plain_container = plain ? op.container : UINT32_MAX;
   }
   if (inline_end != 0) advance_vv(s, ch.peer, inline_end);

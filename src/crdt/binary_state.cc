@@ -33,11 +33,11 @@ void write_state_section(const DocCore& core, const std::vector<uint32_t>& conta
       case ContainerType::kMap: {
         size_t n = 0;
         if (cs) {
-          for (const auto& [key, e] : cs->map) n += e.written ? 1 : 0;
+          for (const auto& [key, e] : cs->map().entries()) n += e.written ? 1 : 0;
         }
         put_uvarint(out, n);
         if (!cs) break;
-        for (const auto& [key, e] : cs->map) {
+        for (const auto& [key, e] : cs->map().entries()) {
           if (!e.written) continue;
           put_bytes(out, key);
           put_uvarint(out, tables.peer(e.peer));
@@ -48,7 +48,7 @@ void write_state_section(const DocCore& core, const std::vector<uint32_t>& conta
         break;
       }
       case ContainerType::kCounter: {
-        double d = cs ? cs->counter : 0;
+        double d = cs ? cs->counter().value() : 0;
         uint64_t bits;
         std::memcpy(&bits, &d, 8);
         put_fixed64(out, bits);
@@ -199,10 +199,10 @@ ImportStatus install_snapshot(DocCore& core, DecodedBody& body) {
     ContainerState& cs = core.container_state(s, e.container);
     switch (e.type) {
       case ContainerType::kMap:
-        for (auto& [key, entry] : e.map) cs.map.insert_or_assign(std::move(key), std::move(entry));
+        for (auto& [key, entry] : e.map) cs.map().install(std::move(key), std::move(entry));
         break;
       case ContainerType::kCounter:
-        cs.counter = e.counter;
+        cs.counter().install(e.counter);
         break;
       case ContainerType::kText:
         // Cannot fail: the text was validated as UTF-8 and the type checked.

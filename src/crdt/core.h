@@ -225,14 +225,15 @@ class DocCore {
   // tracker holding placeholders for the state at the latest version `base`
   // that every op to replay has seen (the common ancestor of the state and
   // `op_vv`, lowered until it holds), and the ops since `base` replayed into
-  // it. The container's plain state moves into its PartialTracker. Falls
+  // it. The container's plain state moves into its PartialTracker
+  // (SeqState::begin_partial). Falls
   // back to materialize when a replayed op is a style anchor or a local
   // transaction is open. `op_low`: the lowest position the op reaches
   // (partial_low); the units of the state at `base` that no op to replay
   // reaches are left out of the tracker (PartialTracker::skip).
-  // REQUIRES: s.containers[idx]->plain.
+  // REQUIRES: s.containers[idx] holds a plain state.
   Status begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int64_t op_low);
-  // Turns every temporary tracker of `s` (temp_tracker) back into a plain
+  // Turns every temporary tracker of `s` (SeqState::is_temporary) back into a plain
   // state with ids (those of a partial tracker's placeholders come from the
   // plain state it replaced; without them, none), unless it holds style
   // anchors (it then stays a tracker). Errors: kOutOfRange when an op
@@ -274,7 +275,7 @@ class DocCore {
   // Same for deleting units [pos, pos + n) of a plain Text / List with known
   // ids, whose ids are (id_peer, id_counter + k) (forward-delete and
   // backspace runs extend in place).
-  // REQUIRES: cs.plain && cs.plain->ids_known(), n >= 1, pos + n <= units(),
+  // REQUIRES: cs.plain() && cs.plain()->ids_known(), n >= 1, pos + n <= units(),
   // and those ids (see PlainSeq::id_at). `erase` false: the plain state
   // already dropped those units (a multi-run delete erases its whole range
   // once, then records each run; only without events or observers).
@@ -420,7 +421,7 @@ class DocCore {
   PlainSeq* lane_plain(uint32_t idx) const {
     const auto& slots = state->containers;
     if (idx >= slots.size() || !slots[idx]) return nullptr;
-    return slots[idx]->plain.get();
+    return slots[idx]->plain();
   }
   // ---- the typing buffer (crdt-typing): typed-on keystrokes held back.
   // ASCII keys typed one after another into a Text with a plain state, the

@@ -33,38 +33,17 @@ Status broken(const std::string& what) { return internal_error("doc check: " + w
 Status DocCore::check_container(const State& s, uint32_t idx, bool deep) const {
   const ContainerState& cs = *s.containers[idx];
   const std::string where = "container " + containers[idx].to_string() + ": ";
-  if (cs.type != containers[idx].type()) return broken(where + "state of another type");
-  const bool sequence = cs.type == ContainerType::kText || cs.type == ContainerType::kList;
-  if (!sequence) {
-    if (cs.plain || cs.seq || cs.partial || cs.temp_tracker)
-      return broken(where + "a sequence state on a map or counter");
-    return Status();
-  }
-  // Plain xor tracker; a partial tracker is a temporary tracker.
-  if (static_cast<bool>(cs.plain) == static_cast<bool>(cs.seq))
-    return broken(where + (cs.plain ? "both a plain state and a tracker" : "no sequence state"));
-  if (cs.partial && !cs.temp_tracker) return broken(where + "a partial tracker kept for good");
-  if (cs.temp_tracker && !cs.seq) return broken(where + "a temporary tracker flag on a plain state");
-  if (cs.partial && !cs.partial->plain) return broken(where + "a partial tracker without its plain state");
-  if (fold_scope == 0 && cs.temp_tracker)
+  if (cs.type() != containers[idx].type()) return broken(where + "state of another type");
+  if (!cs.fits_type()) return broken(where + "a state that does not fit its type");
+  const SeqState* seq = cs.seq_if();
+  if (!seq) return Status();
+  // The mode's own invariants (plain xor tracker holds by construction; a
+  // partial tracker holds its plain state).
+  if (std::string why = seq->check(deep); !why.empty()) return broken(where + why);
+  if (fold_scope == 0 && seq->is_temporary())
     return broken(where + "a temporary tracker outside an import or replay");
-  if (cs.type == ContainerType::kList && cs.units() > cs.list_values.size() && !cs.partial)
+  if (cs.type() == ContainerType::kList && !seq->is_partial() && seq->units() > seq->values().size())
     return broken(where + "more list units than values");
-  if (!deep) return Status();
-  if (cs.plain) {
-    std::string why = cs.plain->check_structure();
-    if (!why.empty()) return broken(where + "plain state: " + why);
-  }
-  if (cs.seq) {
-    Status st = cs.seq->check_prepare(cs.seq->prepare_is_all() ? nullptr : &cs.seq->prepare_vv());
-    if (!st.ok()) return broken(where + "tracker: " + std::string(st.message()));
-  }
-  if (cs.partial) {
-    std::string why = cs.partial->plain->check_structure();
-    if (!why.empty()) return broken(where + "partial tracker's plain state: " + why);
-    if (!cs.partial->plain_vv.includes_all(cs.partial->base))
-      return broken(where + "partial tracker's base is not below its plain state");
-  }
   return Status();
 }
 

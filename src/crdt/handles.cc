@@ -89,7 +89,7 @@ Status check_plain_value(const Value& v, std::string_view container_error, size_
 Status delete_units_using(DocCore& core, uint32_t idx, size_t from, size_t to,
                           std::vector<detail::Seq::Run>& runs) {
   detail::ContainerState* cs = &core.container_state(core.live(), idx);
-  if (cs->plain && !cs->plain->ids_known()) {
+  if (cs->plain() && !cs->plain()->ids_known()) {
     // Set from a snapshot's state section or replayed without ids: they
     // come from the op log.
     WEFT_RETURN_IF_ERROR(core.recover_ids(core.live()));
@@ -102,14 +102,15 @@ Status delete_units_using(DocCore& core, uint32_t idx, size_t from, size_t to,
   // recorded as local_delete_run would (the range stays valid: unit_runs
   // checked it, and recording does not read the plain state).
   bool erased = false;
-  if (cs->plain && runs.size() > 1 && core.test_options().fast_commit && !core.gathering_events() &&
+  detail::PlainSeq* const plain = cs->plain();
+  if (plain && runs.size() > 1 && core.test_options().fast_commit && !core.gathering_events() &&
       !core.has_subscribers() && to - from <= UINT32_MAX) {
     WEFT_RETURN_IF_ERROR(
-        cs->plain->erase(static_cast<uint32_t>(from), static_cast<uint32_t>(to - from)));
+        plain->erase(static_cast<uint32_t>(from), static_cast<uint32_t>(to - from)));
     erased = true;
   }
   for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
-    if (cs->plain) {  // ids known here: the plain delete path, no generic op
+    if (plain) {  // ids known here: the plain delete path, no generic op
       WEFT_RETURN_IF_ERROR(core.local_delete_run(idx, *cs, static_cast<int32_t>(it->entity),
                                                  static_cast<int32_t>(it->len), it->peer,
                                                  it->counter, !erased));
@@ -220,7 +221,7 @@ Status TextRef::insert_general(size_t pos, std::string_view text, PosUnit unit) 
   size_t entity = pos;
   // A plain state holds no style anchors: a unicode position is its entity
   // position (the keystroke path skips the unit conversion).
-  if (unit != PosUnit::kUnicode || !cs.plain || pos > cs.plain->visible_units()) {
+  if (unit != PosUnit::kUnicode || !cs.plain() || pos > cs.plain()->visible_units()) {
     WEFT_ASSIGN_OR_RETURN(auto b, cs.locate(pos, unit_kind(unit)));
     entity = b.entity;
   }
@@ -241,14 +242,15 @@ Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
   if (len > SIZE_MAX - pos) return out_of_range("delete range end overflows");
   size_t from = pos, to = pos + len;  // unicode units
   // Plain state and unicode positions: no conversion (see insert).
-  if (unit != PosUnit::kUnicode || !cs.plain || to > cs.plain->visible_units()) {
+  if (unit != PosUnit::kUnicode || !cs.plain() || to > cs.plain()->visible_units()) {
     WEFT_ASSIGN_OR_RETURN(auto a, cs.locate(pos, unit_kind(unit)));
     WEFT_ASSIGN_OR_RETURN(auto b, cs.locate(pos + len, unit_kind(unit)));
     from = a.units;
     to = b.units;
   }
   if (len == 0) return Status();
-  if (cs.plain && cs.plain->ids_known() && to > from && to - from <= INT32_MAX) {
+  if (detail::PlainSeq* plain = cs.plain();
+      plain && plain->ids_known() && to > from && to - from <= INT32_MAX) {
     // The common case: the range's ids are one run (no run list, no generic op).
     // One unit in an open many-op transaction (lane_erase did not apply):
     // found and dropped in one step when the plain state's lane can.
@@ -256,7 +258,7 @@ Status TextRef::erase(size_t pos, size_t len, PosUnit unit) {
       return finish(*core, std::move(st));
     uint32_t id_peer = 0;
     int32_t id_counter = 0;
-    if (cs.plain->id_at(from, &id_peer, &id_counter) >= to - from) {
+    if (plain->id_at(from, &id_peer, &id_counter) >= to - from) {
       return finish(*core,
                     core->local_delete_run(idx, cs, static_cast<int32_t>(from),
                                             static_cast<int32_t>(to - from), id_peer, id_counter));
@@ -442,7 +444,7 @@ Result<Value> ListRef::get(size_t index) const {
   if (!cs || index >= cs->units()) {
     return out_of_range("list index " + std::to_string(index) + " is past the end");
   }
-  return cs->list_values[cs->contents()[index]];
+  return cs->sequence().values()[cs->contents()[index]];
 }
 
 ValueList ListRef::values() const {
@@ -478,8 +480,8 @@ Status MapRef::erase(std::string_view key) {
   const uint32_t idx = doc_index();
   auto& cs = core->container_state(core->live(), idx);
   WEFT_RETURN_IF_ERROR(core->check_editable(idx));
-  auto it = cs.map.find(std::string(key));
-  if (it == cs.map.end() || !it->second.value) return Status();
+  const detail::MapEntry* e = cs.map().find(key);
+  if (!e || !e->value) return Status();
   Op op;
   op.kind = OpKind::kMapDelete;
   op.container = idx;
@@ -514,9 +516,9 @@ std::optional<Value> MapRef::get(std::string_view key) const {
   if (!core) return std::nullopt;
   const auto* cs = cstate_if(*core, id_, cached_index());
   if (!cs) return std::nullopt;
-  auto it = cs->map.find(std::string(key));
-  if (it == cs->map.end()) return std::nullopt;
-  return it->second.value;
+  const detail::MapEntry* e = cs->map().find(key);
+  if (!e) return std::nullopt;
+  return e->value;
 }
 
 size_t MapRef::size() const {
@@ -525,7 +527,7 @@ size_t MapRef::size() const {
   const auto* cs = cstate_if(*core, id_, cached_index());
   if (!cs) return 0;
   size_t n = 0;
-  for (const auto& [k, e] : cs->map) n += e.value.has_value();
+  for (const auto& [k, e] : cs->map().entries()) n += e.value.has_value();
   return n;
 }
 
@@ -535,7 +537,7 @@ ValueMap MapRef::values() const {
   if (!core) return out;
   const auto* cs = cstate_if(*core, id_, cached_index());
   if (!cs) return out;
-  for (const auto& [k, e] : cs->map) {
+  for (const auto& [k, e] : cs->map().entries()) {
     if (e.value) out.emplace(k, *e.value);
   }
   return out;
@@ -561,7 +563,7 @@ double CounterRef::value() const {
   detail::DocCore* core = settled();
   if (!core) return 0;
   const auto* cs = cstate_if(*core, id_, cached_index());
-  return cs ? cs->counter : 0;
+  return cs ? cs->counter().value() : 0;
 }
 
 }  // namespace weft::crdt

@@ -42,8 +42,9 @@ Status DocCore::local_op(Op&& op) {
       lamport = std::max(lamport, lamport_of(d.peer, d.counter) + 1);
     lamport += static_cast<Lamport>(edit_.len());
     auto& cs = container_state(*state, op.container);
-    auto it = cs.map.find(op.key());
-    if (it != cs.map.end()) prev = it->second.value;
+    if (MapState* map = cs.map_if()) {
+      if (const MapEntry* e = map->find(op.key())) prev = e->value;
+    }
   }
   // A local op sees the whole state: the fast path.
   const Counter n = op.atom_len();
@@ -64,7 +65,8 @@ Status DocCore::local_op(Op&& op) {
 Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
                                   std::string_view utf8, size_t n) {
   WEFT_DCHECK(idx < state->containers.size() && &cs == state->containers[idx].get());
-  if (!cs.plain) {
+  PlainSeq* const plain = cs.plain();
+  if (!plain) {
     Op op;
     op.kind = OpKind::kTextInsert;
     op.container = idx;
@@ -78,7 +80,7 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
     Op& run = changes.back().ops.back();
     if (continues_insert(run, idx, pos)) {
       const Counter counter = edit_.start() + edit_.len();
-      Status st = cs.plain->insert_utf8(self, counter, static_cast<uint32_t>(pos), utf8, n);
+      Status st = plain->insert_utf8(self, counter, static_cast<uint32_t>(pos), utf8, n);
       if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
       advance_vv(*state, self, counter + static_cast<Counter>(n));
       edit_.extend(static_cast<Counter>(n));
@@ -89,7 +91,7 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
   } else if (edit_.ops().empty() && can_write_direct()) {
     Change& last = changes.back();
     const Counter counter = last.end();
-    Status st = cs.plain->insert_utf8(self, counter, static_cast<uint32_t>(pos), utf8, n);
+    Status st = plain->insert_utf8(self, counter, static_cast<uint32_t>(pos), utf8, n);
     if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
     advance_vv(*state, self, counter + static_cast<Counter>(n));
     // What commit_in_place would do with the transaction op: typing on at
@@ -125,8 +127,8 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
   // for a direct keystroke (PlainSeq::lane_type; insert_utf8 otherwise).
   // fast_commit: the tests clear it to compare with the general path.
   if (!(run && utf8.size() == 1 && test_.fast_commit &&
-        cs.plain->lane_type(self, counter, static_cast<size_t>(pos), utf8[0]))) {
-    Status st = cs.plain->insert_utf8(self, counter, static_cast<uint32_t>(pos), utf8, n);
+        plain->lane_type(self, counter, static_cast<size_t>(pos), utf8[0]))) {
+    Status st = plain->insert_utf8(self, counter, static_cast<uint32_t>(pos), utf8, n);
     if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
   }
   advance_vv(*state, self, counter + static_cast<Counter>(n));
@@ -145,14 +147,15 @@ Status DocCore::local_text_insert(uint32_t idx, ContainerState& cs, int32_t pos,
 
 Status DocCore::local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, int32_t n,
                                  uint32_t id_peer, int32_t id_counter, bool erase) {
-  WEFT_DCHECK(cs.plain && cs.plain->ids_known() && n >= 1);
-  WEFT_DCHECK(!erase || static_cast<size_t>(pos) + static_cast<size_t>(n) <= cs.plain->visible_units());
+  PlainSeq* const plain = cs.plain();
+  WEFT_DCHECK(plain && plain->ids_known() && n >= 1);
+  WEFT_DCHECK(!erase || static_cast<size_t>(pos) + static_cast<size_t>(n) <= plain->visible_units());
   const ID start{peer_ids[id_peer], id_counter};
   if (edit_.direct()) {
     settle_direct();
   } else if (edit_.ops().empty() && can_write_direct()) {
     Status st =
-        erase ? cs.plain->erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n)) : Status();
+        erase ? plain->erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n)) : Status();
     if (!st.ok()) return op_error(*this, std::move(st), changes.back().end(), idx);
     direct_delete(idx, pos, n, start);
     return Status();
@@ -161,7 +164,7 @@ Status DocCore::local_delete_run(uint32_t idx, ContainerState& cs, int32_t pos, 
   const Counter counter = edit_.start() + edit_.len();
   if (gathering) touch(idx);
   Status st =
-      erase ? cs.plain->erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n)) : Status();
+      erase ? plain->erase(static_cast<uint32_t>(pos), static_cast<uint32_t>(n)) : Status();
   if (!st.ok()) return op_error(*this, std::move(st), counter, idx);
   advance_vv(*state, self, counter + n);
   edit_.extend(n);
@@ -182,7 +185,7 @@ bool DocCore::local_erase_one(uint32_t idx, ContainerState& cs, size_t pos, Stat
   if (!test_.fast_commit || gathering || has_subscribers() || pos > INT32_MAX) return false;
   uint32_t id_peer = 0;
   int32_t id_counter = 0;
-  if (!cs.plain->lane_erase_one(pos, &id_peer, &id_counter)) return false;
+  if (!cs.plain()->lane_erase_one(pos, &id_peer, &id_counter)) return false;
   *st = local_delete_run(idx, cs, static_cast<int32_t>(pos), 1, id_peer, id_counter, false);
   return true;
 }

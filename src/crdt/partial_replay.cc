@@ -21,15 +21,29 @@ bool is_positional(OpKind kind) {
   return kind == OpKind::kTextInsert || kind == OpKind::kListInsert || kind == OpKind::kSeqDelete;
 }
 
+// begin_partial's transition, out of line: its PartialTracker stays off
+// the frame of the replay loops.
+[[gnu::noinline]] void start_partial(SeqState& state, std::unique_ptr<Seq> tracker, DenseVv&& base,
+                                     const DenseVv& plain_vv, size_t placeholders,
+                                     size_t real_placeholders, size_t skip) {
+  PartialTracker info;
+  info.base = std::move(base);
+  info.plain_vv = plain_vv;
+  info.placeholders = placeholders;
+  info.real_placeholders = real_placeholders;
+  info.skip = skip;
+  state.begin_partial(std::move(tracker), std::move(info));
+}
+
 }  // namespace
 
 Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int64_t op_low) {
-  WEFT_DCHECK(idx < s.containers.size() && s.containers[idx] && s.containers[idx]->plain);
+  WEFT_DCHECK(idx < s.containers.size() && s.containers[idx] && s.containers[idx]->plain());
   settle();
   // The open transaction's ops are in the state but not in the log.
   if (&s == state.get() && !edit_.ops().empty()) return materialize(s);
   ContainerState& cs = *s.containers[idx];
-  const bool is_text = cs.type == ContainerType::kText;
+  const bool is_text = cs.type() == ContainerType::kText;
 
   // The base: the latest version held by the state, by `op_vv` and by the
   // version of every op to replay (those of the state that the base lacks).
@@ -83,7 +97,7 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int6
   // The base units before `skip` are left out (see PartialTracker::skip).
   // The state at `base` holds at least the units now less those inserted
   // since, so they exist there.
-  const size_t units = cs.plain->visible_units();
+  const size_t units = cs.plain()->visible_units();
   size_t skip = 0;
   if (low > 0 && static_cast<size_t>(low) > test_.partial_skip_margin) {
     skip = std::min(static_cast<size_t>(low) - test_.partial_skip_margin,
@@ -156,16 +170,8 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int6
 
   ++partial_stats_.begun;
   if (skip > 0) ++partial_stats_.skipped;
-  auto partial = std::make_unique<PartialTracker>();
-  partial->base = std::move(base);
-  partial->plain_vv = s.vv;
-  partial->placeholders = placeholders;
-  partial->real_placeholders = placeholders - (seen - held);
-  partial->skip = skip;
-  partial->plain = std::move(cs.plain);
-  cs.partial = std::move(partial);
-  cs.seq = std::move(seq);
-  cs.temp_tracker = true;
+  start_partial(cs.sequence(), std::move(seq), std::move(base), s.vv, placeholders,
+                placeholders - (seen - held), skip);
   return Status();
 }
 
@@ -334,22 +340,21 @@ Status fold_partial(const Seq& seq, PartialTracker& partial, bool is_text) {
 Status DocCore::fold_trackers(State& s) {
   for (uint32_t i = 0; i < s.containers.size(); ++i) {
     ContainerState* cs = s.containers[i].get();
-    if (!cs || !cs->temp_tracker) continue;
-    cs->temp_tracker = false;
-    const bool is_text = cs->type == ContainerType::kText;
-    if (cs->partial) {
+    SeqState* seq = cs ? cs->seq_if() : nullptr;
+    if (!seq || !seq->is_temporary()) continue;
+    const bool is_text = cs->type() == ContainerType::kText;
+    if (PartialTracker* partial = seq->partial()) {
       // (Anchors never reach a partial tracker: an anchor op takes the
       // whole one first, see apply_op.)
-      Status st = fold_partial(*cs->seq, *cs->partial, is_text);
+      Status st = fold_partial(*seq->tracker(), *partial, is_text);
+      // (On an error the import fails and its caller discards the state.)
       if (!st.ok()) return st.with_context("folding the tracker of " + containers[i].to_string());
-      cs->plain = std::move(cs->partial->plain);
+      seq->fold_partial();
+    } else if (auto plain = fold_whole(*seq->tracker(), is_text)) {
+      seq->fold(std::move(plain));
     } else {
-      auto plain = fold_whole(*cs->seq, is_text);
-      if (!plain) continue;  // style anchors: it stays a tracker
-      cs->plain = std::move(plain);
+      seq->keep_tracker();  // style anchors: it stays a tracker
     }
-    cs->seq.reset();
-    cs->partial.reset();
   }
   return Status();
 }

@@ -47,7 +47,10 @@ Result<std::unique_ptr<State>> DocCore::replay_state(const State& s, bool plain)
 Status DocCore::materialize(State& s) {
   settle();  // the replay reads the open transaction's ops
   // (A partial tracker is replaced by the whole one too.)
-  const auto needs = [](const ContainerState* cs) { return cs && (cs->plain || cs->partial); };
+  const auto needs = [](const ContainerState* cs) {
+    const SeqState* seq = cs ? cs->seq_if() : nullptr;
+    return seq && (seq->is_plain() || seq->is_partial());
+  };
   if (std::none_of(s.containers.begin(), s.containers.end(),
                    [&](const auto& c) { return needs(c.get()); })) {
     return Status();
@@ -58,13 +61,9 @@ Status DocCore::materialize(State& s) {
   for (uint32_t i = 0; i < s.containers.size(); ++i) {
     ContainerState* cs = s.containers[i].get();
     if (!needs(cs)) continue;
-    ContainerState& built = container_state(**scratch, i);
-    cs->seq = std::move(built.seq);
-    cs->list_values = std::move(built.list_values);
-    cs->plain.reset();
-    cs->partial.reset();
     // Inside an import or a replay it folds back into a plain state at the end.
-    cs->temp_tracker = fold_scope > 0;
+    cs->sequence().materialize(std::move(container_state(**scratch, i).sequence()),
+                               /*temporary=*/fold_scope > 0);
   }
   return Status();
 }
@@ -82,7 +81,8 @@ bool DocCore::history_is_linear() const {
 Status DocCore::recover_ids(State& s) {
   settle();  // the replay reads the open transaction's ops
   const auto lacks_ids = [](const ContainerState* cs) {
-    return cs && cs->plain && !cs->plain->ids_known();
+    const SeqState* seq = cs ? cs->seq_if() : nullptr;
+    return seq && seq->mode() == SeqState::Mode::kPlainNoIds;
   };
   if (std::none_of(s.containers.begin(), s.containers.end(),
                    [&](const auto& c) { return lacks_ids(c.get()); })) {
@@ -102,10 +102,7 @@ Status DocCore::recover_ids(State& s) {
   for (uint32_t i = 0; i < s.containers.size(); ++i) {
     ContainerState* cs = s.containers[i].get();
     if (!lacks_ids(cs)) continue;
-    ContainerState& built = container_state(**scratch, i);
-    cs->plain = std::move(built.plain);
-    cs->seq = std::move(built.seq);
-    cs->list_values = std::move(built.list_values);
+    cs->sequence().recover_ids(std::move(container_state(**scratch, i).sequence()));
   }
   return Status();
 }
@@ -115,10 +112,9 @@ Status DocCore::set_plain_text(State& s, uint32_t container, std::string_view ut
     return invalid_argument("set_plain_text: container " + std::to_string(container) +
                             " is not a Text");
   WEFT_RETURN_IF_ERROR(validate_utf8(utf8));
-  ContainerState& cs = container_state(s, container);
-  cs.seq.reset();
-  cs.plain = std::make_unique<PlainSeq>(true);
-  cs.plain->assign_utf8(utf8);
+  auto plain = std::make_unique<PlainSeq>(true);
+  plain->assign_utf8(utf8);
+  container_state(s, container).sequence().set_plain(std::move(plain));
   return Status();
 }
 
@@ -126,14 +122,12 @@ Status DocCore::set_plain_list(State& s, uint32_t container, std::vector<Value> 
   if (container >= containers.size() || containers[container].type() != ContainerType::kList)
     return invalid_argument("set_plain_list: container " + std::to_string(container) +
                             " is not a List");
-  ContainerState& cs = container_state(s, container);
-  cs.seq.reset();
-  cs.plain = std::make_unique<PlainSeq>(false);
+  auto plain = std::make_unique<PlainSeq>(false);
   std::vector<uint32_t> idx(values.size());
   for (size_t k = 0; k < idx.size(); ++k) idx[k] = static_cast<uint32_t>(k);
-  cs.list_values = std::move(values);
-  WEFT_RETURN_IF_ERROR(cs.plain->insert(kNone, 0, 0, idx.data(), idx.size()));
-  cs.plain->set_ids_unknown();
+  WEFT_RETURN_IF_ERROR(plain->insert(kNone, 0, 0, idx.data(), idx.size()));
+  plain->set_ids_unknown();
+  container_state(s, container).sequence().set_plain(std::move(plain), std::move(values));
   return Status();
 }
 

@@ -20,8 +20,8 @@ void Seq::move_prepare(const DenseVv& from, const DenseVv& to) {
 
 Status DocCore::prepare_seq(State& s, uint32_t container, const DenseVv* target) {
   WEFT_DCHECK(container < s.containers.size() && s.containers[container] &&
-              s.containers[container]->seq);
-  Seq& seq = *s.containers[container]->seq;
+              s.containers[container]->tracker());
+  Seq& seq = *s.containers[container]->tracker();
   if (target == nullptr && seq.prepare_is_all()) return Status();
   // The next op of the same change (or of a change at the same version): the
   // tracker is already there, which one compare of the vectors shows.

@@ -29,16 +29,16 @@ Value DocCore::container_value(const State& s, uint32_t idx, bool deep) const {
     case ContainerType::kList: {
       ValueList l;
       if (cs) {
-        for (uint32_t vi : cs->contents()) l.push_back(resolve(cs->list_values[vi]));
+        for (uint32_t vi : cs->contents()) l.push_back(resolve(cs->sequence().values()[vi]));
       }
       return Value(std::move(l));
     }
     case ContainerType::kCounter:
-      return Value(cs ? cs->counter : 0.0);
+      return Value(cs ? cs->counter().value() : 0.0);
     case ContainerType::kMap: {
       ValueMap m;
       if (cs) {
-        for (const auto& [k, e] : cs->map) {
+        for (const auto& [k, e] : cs->map().entries()) {
           if (e.value) m.emplace(k, resolve(*e.value));
         }
       }

@@ -79,17 +79,17 @@ Status invert(const std::shared_ptr<DocCore>& core_ptr, const CommitRecord& rec)
     auto& cs = core.container_state(core.live(), op.container);
     // Undo finds a Text/List op's elements by id, tombstones included: it
     // needs the tracker (materialize keeps `cs` in place).
-    if (cs.plain) WEFT_RETURN_IF_ERROR(core.materialize(core.live()));
+    if (cs.plain()) WEFT_RETURN_IF_ERROR(core.materialize(core.live()));
     switch (op.kind) {
       case OpKind::kTextInsert:
       case OpKind::kListInsert:
         for (Counter k = op.atom_len(); k-- > 0;) {
-          auto idx = cs.seq->find(author, op.counter + k);
-          if (!idx || cs.seq->is_deleted(*idx)) continue;
+          auto idx = cs.tracker()->find(author, op.counter + k);
+          if (!idx || cs.tracker()->is_deleted(*idx)) continue;
           Op d;
           d.kind = OpKind::kSeqDelete;
           d.container = op.container;
-          d.pos = static_cast<int32_t>(cs.seq->entity_before(*idx));
+          d.pos = static_cast<int32_t>(cs.tracker()->entity_before(*idx));
           d.len = 1;
           d.start_id = ID{rec.peer, op.counter + k};
           WEFT_RETURN_IF_ERROR(core.local_op(std::move(d)));
@@ -100,23 +100,23 @@ Status invert(const std::shared_ptr<DocCore>& core_ptr, const CommitRecord& rec)
         const std::optional<uint32_t> tp = core.find_peer(op.start_id.peer);
         if (!tp) break;
         for (Counter k = 0; k < n; ++k) {
-          auto idx = cs.seq->find(*tp, op.start_id.counter + k);
-          if (!idx || !cs.seq->is_deleted(*idx)) continue;
-          const detail::Elem& e = cs.seq->elem(*idx);
+          auto idx = cs.tracker()->find(*tp, op.start_id.counter + k);
+          if (!idx || !cs.tracker()->is_deleted(*idx)) continue;
+          const detail::Elem& e = cs.tracker()->elem(*idx);
           Op ins;
           ins.container = op.container;
-          ins.pos = static_cast<int32_t>(cs.seq->reinsert_pos(*idx));
-          if (cs.type == ContainerType::kText) {
+          ins.pos = static_cast<int32_t>(cs.tracker()->reinsert_pos(*idx));
+          if (cs.type() == ContainerType::kText) {
             if (e.content >= detail::kStartAnchor) continue;
             ins.kind = OpKind::kTextInsert;
             ins.text.push_back(static_cast<char32_t>(e.content));
           } else {
-            const Value& v = cs.list_values[e.content];
+            const Value& v = cs.sequence().values()[e.content];
             if (v.is_container()) {
               // A deleted child comes back as a new child with the same content.
               const ContainerId list_id = core.container_table()[op.container];
               const ContainerId old = v.as_container();
-              detail::Seq* seq = cs.seq.get();
+              detail::Seq* seq = cs.tracker();
               const uint32_t tomb = *idx;
               revive.push_back([&core, core_ptr, list_id, old, seq, tomb]() -> Status {
                 Value content = deep_value(core, old);
@@ -132,7 +132,7 @@ Status invert(const std::shared_ptr<DocCore>& core_ptr, const CommitRecord& rec)
             ins.mutable_values().push_back(v);
           }
           WEFT_RETURN_IF_ERROR(core.local_op(std::move(ins)));
-          cs.seq->mark_clone(static_cast<uint32_t>(cs.seq->arena_size() - 1), *idx);
+          cs.tracker()->mark_clone(static_cast<uint32_t>(cs.tracker()->arena_size() - 1), *idx);
         }
         break;
       }
@@ -147,8 +147,8 @@ Status invert(const std::shared_ptr<DocCore>& core_ptr, const CommitRecord& rec)
           m.kind = OpKind::kMapSet;
           m.set_value(*prev);
         } else if (!prev) {
-          auto it = cs.map.find(op.key());
-          if (it == cs.map.end() || !it->second.value) break;
+          const detail::MapEntry* e = cs.map().find(op.key());
+          if (!e || !e->value) break;
           m.kind = OpKind::kMapDelete;
         } else {
           const ContainerId map_id = core.container_table()[op.container];

@@ -26,8 +26,8 @@ using testing::plain_with_ids;
 // ("" when all are consistent).
 std::string plain_structure(const Doc& doc) {
   for (const auto& cs : doc.core()->live().containers) {
-    if (cs && cs->plain) {
-      std::string why = cs->plain->check_structure();
+    if (cs && cs->plain()) {
+      std::string why = cs->plain()->check_structure();
       if (!why.empty()) return why;
     }
   }

@@ -14,14 +14,14 @@ inline bool is_plain(const Doc& doc, const ContainerId& id) {
   const std::optional<uint32_t> idx = core.find_container(id);
   if (!idx || *idx >= core.live().containers.size()) return true;
   const auto* cs = core.live().containers[*idx].get();
-  return cs == nullptr || cs->plain != nullptr;
+  return cs == nullptr || cs->plain() != nullptr;
 }
 
 // Whether Text/List `id` of `doc` holds a plain state that keeps its ids.
 inline bool plain_with_ids(const Doc& doc, const ContainerId& id) {
   const auto& core = *doc.core();
   const auto* cs = core.live().containers.at(*core.find_container(id)).get();
-  return cs->plain != nullptr && cs->plain->ids_known();
+  return cs->plain() != nullptr && cs->plain()->ids_known();
 }
 
 // A doc whose Texts and Lists keep the Fugue tracker from the start.
