@@ -9,7 +9,9 @@
 //    (each a real Loro update from the sender's own LoroDoc); the relay
 //    latency is the time from a client's send to another client's receipt,
 //    over every (update, receiver) pair; the server's CPU per update from
-//    /proc.
+//    /proc. The clients run in worker threads (SYNC_BENCH_WORKERS, default
+//    the core count) so that the client side keeps up with 99,000
+//    receipts/s; SYNC_BENCH_SKIP_PEER=1 measures weft alone (profiling).
 //  - disk_to_client_ms: a file written on disk -> a LoroAdaptor client's doc
 //    has the new text (weft only: SimpleServer has no disk).
 //  - idle: 1,000 idle joined connections: server RSS and thread growth.
@@ -17,6 +19,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { WebSocket } from 'ws';
 import { LoroDoc } from 'loro-crdt';
 import { processCpuMs, median } from './bench_util.mjs';
@@ -32,7 +35,7 @@ const kClients = 100;
 const kUpdatesPerSecond = 1000;
 const kSeconds = quick ? 3 : 10;
 const kIdle = quick ? 200 : 1000;
-const token = 'bench-token-' + Math.random().toString(16).slice(2);
+const token = isMainThread ? 'bench-token-' + Math.random().toString(16).slice(2) : workerData.token;
 const auth = new TextEncoder().encode(token);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const emptyVersion = new LoroDoc().oplogVersion().encode();
@@ -84,7 +87,8 @@ async function startWeft() {
 
 async function startPeer() {
   const script = `
-    import { WebSocket } from 'ws';
+    import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { WebSocket } from 'ws';
     globalThis.WebSocket = WebSocket;
     const { SimpleServer } = await import('loro-websocket/server');
     const server = new SimpleServer({ port: 0, host: '127.0.0.1',
@@ -97,92 +101,164 @@ async function startPeer() {
   return { child, port: Number(m[1]), room: 'bench-room', cleanup() { child.kill('SIGTERM'); } };
 }
 
-// A CrdtDocAdaptor that sends updates from its own LoroDoc and only records
-// the receipt time of what it gets (so the clients' cost stays small and the
-// same for both servers).
-class TimingAdaptor {
-  constructor(peer, sent, latencies) {
-    this.crdtType = '%LOR';
-    this.doc = new LoroDoc();
-    this.doc.setPeerId(BigInt(peer));
-    this.text = this.doc.getText('content');
-    this.from = this.doc.oplogVersion();
-    this.sent = sent;
-    this.latencies = latencies;
-    this.recording = false;
-  }
-  setCtx(ctx) { this.ctx = ctx; }
-  async handleJoinOk() {}
-  async waitForReachingServerVersion() {}
-  applyUpdate(updates) {
-    const now = performance.now();
-    for (const u of updates) {
-      const key = Buffer.from(u).toString('base64');
-      const t = this.sent.get(key);
-      if (t !== undefined && this.recording) this.latencies.push(now - t);
-    }
-  }
-  cmpVersion() { return 0; }
-  getVersion() { return emptyVersion; }
-  destroy() {}
-  send(i) {
-    this.text.insert(0, String.fromCharCode(97 + (i % 26)));
-    this.doc.commit();
-    const bytes = this.doc.export({ mode: 'update', from: this.from });
-    this.from = this.doc.oplogVersion();
-    this.sent.set(Buffer.from(bytes).toString('base64'), performance.now());
-    this.ctx.send([bytes]);
-  }
-}
+// The fan-out's clients live in worker threads (kWorkers of them, each with
+// its own event loop and its share of the clients), so that receiving 99,000
+// messages/s is spread over the cores and the client side does not measure
+// itself. Times are process.hrtime (CLOCK_MONOTONIC), the same in every
+// thread. An update is known by its Loro header checksum (xxhash32 of the
+// body, bytes 16..19) and its length: no copy or encoding of its bytes.
+const kWorkers = Math.max(2, Number(process.env.SYNC_BENCH_WORKERS || os.cpus().length));
 
 async function fanout(server) {
-  const sent = new Map();
-  const latencies = [];
-  const clients = [];
-  const adaptors = [];
-  for (let i = 0; i < kClients; ++i) {
-    const client = new LoroWebsocketClient({ url: `ws://127.0.0.1:${server.port}/sync?token=${token}`, disablePing: true });
-    await client.waitConnected();
-    const adaptor = new TimingAdaptor(1000 + i, sent, latencies);
-    await client.join({ roomId: server.room, crdtAdaptor: adaptor, auth });
-    clients.push(client);
-    adaptors.push(adaptor);
+  if (kClients % kWorkers !== 0) throw new Error(`${kClients} clients do not split over ${kWorkers} workers`);
+  const counter = new Int32Array(new SharedArrayBuffer(4));  // receipts since the last reset
+  const workers = [];
+  for (let w = 0; w < kWorkers; ++w) {
+    const worker = new Worker(new URL(import.meta.url), {
+      workerData: { fanoutWorker: true, w, workers: kWorkers, clients: kClients, port: server.port,
+                    room: server.room, token, counter: counter.buffer, rate: kUpdatesPerSecond },
+    });
+    workers.push(worker);
   }
-  // Warm-up second, then the measured run.
-  let next = 0;
-  const tick = 10;  // ms; kUpdatesPerSecond / 100 updates per tick
-  async function run(seconds, record) {
-    for (const a of adaptors) a.recording = record;
-    const start = performance.now();
-    let due = 0;
-    while (performance.now() - start < seconds * 1000) {
-      const target = Math.floor((performance.now() - start) * kUpdatesPerSecond / 1000);
-      for (; due < target; ++due) {
-        adaptors[next % kClients].send(next);
-        ++next;
-      }
-      await sleep(tick);
+  const reply = (worker, msg) => new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    worker.postMessage(msg);
+  });
+  await Promise.all(workers.map((wk) => reply(wk, { cmd: 'join' })));
+  const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
+  // Runs `seconds` of sending in every worker from a common start; returns the updates sent.
+  async function run(seconds) {
+    const start = nowMs() + 50;
+    const sent = await Promise.all(workers.map((wk) => reply(wk, { cmd: 'run', start, seconds })));
+    return sent.reduce((a, b) => a + b, 0);
+  }
+  // Waits until `done()` or no receipt for `quietMs`, at most `maxMs`.
+  async function settle(done, quietMs, maxMs) {
+    let last = Atomics.load(counter, 0), lastChange = performance.now();
+    for (const t0 = performance.now(); !done() && performance.now() - t0 < maxMs;) {
+      await sleep(20);
+      const c = Atomics.load(counter, 0);
+      if (c !== last) { last = c; lastChange = performance.now(); }
+      else if (performance.now() - lastChange > quietMs) break;
     }
-    return due;
   }
-  await run(1, false);
-  await sleep(300);
+  // Warm-up second; then wait for it to drain, so the measured run starts empty.
+  await run(1);
+  await settle(() => false, 300, 20000);
+  await Promise.all(workers.map((wk) => reply(wk, { cmd: 'reset' })));
+  Atomics.store(counter, 0, 0);
   const cpu0 = processCpuMs(server.child.pid);
-  const updates = await run(kSeconds, true);
+  const updates = await run(kSeconds);
   // Late deliveries count: wait (at most 20 s) for every receiver to get every update.
   const expectedDeliveries = updates * (kClients - 1);
-  for (const t0 = performance.now(); latencies.length < expectedDeliveries && performance.now() - t0 < 20000;) {
-    await sleep(20);
-  }
+  await settle(() => Atomics.load(counter, 0) >= expectedDeliveries, 5000, 20000);
   const cpu1 = processCpuMs(server.child.pid);
-  for (const c of clients) c.destroy();
+  const parts = await Promise.all(workers.map((wk) => reply(wk, { cmd: 'collect' })));
+  await Promise.all(workers.map((wk) => wk.terminate()));
+  const sentAt = new Map();
+  for (const p of parts) for (let i = 0; i < p.sentKeys.length; ++i) sentAt.set(p.sentKeys[i], p.sentTimes[i]);
+  const latencies = [];
+  for (const p of parts) {
+    for (let i = 0; i < p.recvKeys.length; ++i) {
+      const t = sentAt.get(p.recvKeys[i]);
+      if (t !== undefined) latencies.push(p.recvTimes[i] - t);
+    }
+  }
   latencies.sort((a, b) => a - b);
   return {
-    updates, deliveries: latencies.length,
+    updates, deliveries: latencies.length, workers: kWorkers,
     delivered_ratio: +(latencies.length / expectedDeliveries).toFixed(4),
     relay_p50_ms: +percentile(latencies, 0.5).toFixed(2), relay_p99_ms: +percentile(latencies, 0.99).toFixed(2),
     cpu_us_per_update: +((cpu1 - cpu0) * 1000 / updates).toFixed(1),
   };
+}
+
+// A worker of the fan-out: its share of the clients, each a CrdtDocAdaptor
+// that sends real Loro updates from its own LoroDoc and only records what it
+// receives (the same small cost for both servers).
+async function fanoutWorker(data) {
+  const { w, workers, clients: total, port, room, rate } = data;
+  const counter = new Int32Array(data.counter);
+  const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
+  const keyOf = (u) => ((u[16] | (u[17] << 8) | (u[18] << 16) | (u[19] << 24)) >>> 0) * 65536 + (u.length & 0xffff);
+  let sentKeys = [], sentTimes = [], recvKeys = [], recvTimes = [];
+  // Each client types into its own LoroDoc and never merges what it
+  // receives (merging 99,000 updates/s is beyond the client machine), so
+  // each update is concurrent with the others' updates: a CRDT's hardest
+  // case, the same for both servers.
+  class TimingAdaptor {
+    constructor(peer) {
+      this.crdtType = '%LOR';
+      this.doc = new LoroDoc();
+      this.doc.setPeerId(BigInt(peer));
+      this.text = this.doc.getText('content');
+      this.from = this.doc.oplogVersion();
+    }
+    setCtx(ctx) { this.ctx = ctx; }
+    async handleJoinOk() {}
+    async waitForReachingServerVersion() {}
+    applyUpdate(updates) {
+      const now = nowMs();
+      for (const u of updates) {
+        recvKeys.push(keyOf(u));
+        recvTimes.push(now);
+      }
+      Atomics.add(counter, 0, updates.length);
+    }
+    cmpVersion() { return 0; }
+    getVersion() { return emptyVersion; }
+    destroy() {}
+    // Types one character at a pseudo-random place of its text (editors type
+    // all over a document).
+    send(i) {
+      const length = this.text.length;
+      this.text.insert(Math.floor(length * (((i * 7919) % 1009) / 1009)), String.fromCharCode(97 + (i % 26)));
+      this.doc.commit();
+      const bytes = this.doc.export({ mode: 'update', from: this.from });
+      this.from = this.doc.oplogVersion();
+      sentKeys.push(keyOf(bytes));
+      sentTimes.push(nowMs());
+      this.ctx.send([bytes]);
+    }
+  }
+  // Client c lives in worker c % workers; update n is sent by client n % total.
+  const mine = new Map();
+  const connections = [];
+  parentPort.on('message', async (msg) => {
+    if (msg.cmd === 'join') {
+      for (let c = w; c < total; c += workers) {
+        const client = new LoroWebsocketClient({ url: `ws://127.0.0.1:${port}/sync?token=${token}`, disablePing: true });
+        await client.waitConnected();
+        const adaptor = new TimingAdaptor(1000 + c);
+        await client.join({ roomId: room, crdtAdaptor: adaptor, auth });
+        connections.push(client);
+        mine.set(c, adaptor);
+      }
+      parentPort.postMessage('joined');
+    } else if (msg.cmd === 'run') {
+      let n = 0, sent = 0;
+      while (nowMs() < msg.start) await sleep(1);
+      for (;;) {
+        const elapsed = nowMs() - msg.start;
+        if (elapsed >= msg.seconds * 1000) break;
+        const due = Math.floor(elapsed * rate / 1000);
+        for (; n < due; ++n) {
+          const adaptor = mine.get(n % total);
+          if (adaptor) { adaptor.send(n); ++sent; }
+        }
+        await sleep(5);
+      }
+      parentPort.postMessage(sent);
+    } else if (msg.cmd === 'reset') {
+      sentKeys = []; sentTimes = []; recvKeys = []; recvTimes = [];
+      parentPort.postMessage('reset');
+    } else if (msg.cmd === 'collect') {
+      for (const c of connections) c.destroy();
+      parentPort.postMessage({ sentKeys: Float64Array.from(sentKeys), sentTimes: Float64Array.from(sentTimes),
+                               recvKeys: Float64Array.from(recvKeys), recvTimes: Float64Array.from(recvTimes) });
+    }
+  });
 }
 
 async function diskToClient(server) {
@@ -225,16 +301,22 @@ async function idle(server) {
            idle_conn_threads: +((threads1 - threads0) / kIdle).toFixed(3), server_threads: threads1 };
 }
 
-const result = {};
-{
-  const peer = await startPeer();
-  try { result.peer = { fanout: await fanout(peer), idle: await idle(peer) }; } finally { peer.cleanup(); }
+if (!isMainThread) {
+  await fanoutWorker(workerData);
+} else {
+  const result = {};
+  if (process.env.SYNC_BENCH_SKIP_PEER !== '1') {  // (for profiling weft alone)
+    const peer = await startPeer();
+    try { result.peer = { fanout: await fanout(peer), idle: await idle(peer) }; } finally { peer.cleanup(); }
+  }
+  if (weftBinary !== '-') {
+    const weft = await startWeft();
+    try {
+      // The disk first: after the fan-out the server may still be busy with its backlog.
+      const disk = await diskToClient(weft);
+      result.weft = { fanout: await fanout(weft), disk, idle: await idle(weft) };
+    } finally { weft.cleanup(); }
+  }
+  console.log(JSON.stringify(result));
+  process.exit(0);
 }
-if (weftBinary !== '-') {
-  const weft = await startWeft();
-  try {
-    result.weft = { fanout: await fanout(weft), disk: await diskToClient(weft), idle: await idle(weft) };
-  } finally { weft.cleanup(); }
-}
-console.log(JSON.stringify(result));
-process.exit(0);

@@ -478,7 +478,7 @@ Result<DecodedBody> decode_body_v2(DocCore& core, std::string_view raw) {
   return out;
 }
 
-Result<ImportStatus> DocCore::import_binary(std::string_view data) {
+Result<ImportStatus> DocCore::import_binary(std::string_view data, const ImportOptions& options) {
   WEFT_ASSIGN_OR_RETURN(OpenedPayload payload, open_payload(data));
   DecodedBody body;
   if (payload.version == kBinaryFormatV1) {
@@ -487,8 +487,9 @@ Result<ImportStatus> DocCore::import_binary(std::string_view data) {
     WEFT_ASSIGN_OR_RETURN(body, decode_body_v2(*this, payload.raw));
     if (body.state && payload.kind != kKindSnapshot) return corrupt("state section in updates");
   }
-  if (body.state && can_install_snapshot(*this, body)) return install_snapshot(*this, body);
-  return import_changes(std::move(body.changes));
+  const bool plain = !options.message && !options.require_complete;
+  if (plain && body.state && can_install_snapshot(*this, body)) return install_snapshot(*this, body);
+  return import_changes(std::move(body.changes), options);
 }
 
 }  // namespace weft::crdt::detail

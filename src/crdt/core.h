@@ -251,7 +251,10 @@ class DocCore {
   Value doc_value(const State& s) const;
 
   // ---- import / local edits / commit
-  Result<ImportStatus> import_changes(std::vector<Change> incoming);
+  Result<ImportStatus> import_changes(std::vector<Change> incoming,
+                                      const ImportOptions& options = {});
+  // Whether every change of `incoming` would apply now (none would wait).
+  bool all_ready(const std::vector<Change>& incoming) const;
   Status commit(const CommitOptions& options);
   // The keystroke commit: when the open transaction is one op that continues
   // this peer's last change (which the general path would merge it into)
@@ -527,7 +530,7 @@ class DocCore {
   std::string export_binary(const VersionVector& from, bool snapshot, bool fast = false) const;
   // Imports weft binary updates or a snapshot (binary_*.cc); a snapshot with a
   // state section loads into an empty doc without replaying its history.
-  Result<ImportStatus> import_binary(std::string_view data);
+  Result<ImportStatus> import_binary(std::string_view data, const ImportOptions& options = {});
   // Loro binary FastUpdates / FastSnapshot (loro_binary*.cc): decoded into
   // changes for import_changes; the op log from `from` on as change blocks
   // keyed by their first ID; and those wrapped as updates or a snapshot.

@@ -153,18 +153,23 @@ void Doc::set_change_merge_interval(int64_t seconds) {
 }
 
 Result<ImportStatus> Doc::import(std::string_view data, std::string_view origin) {
+  return import(data, ImportOptions{}, origin);
+}
+
+Result<ImportStatus> Doc::import(std::string_view data, const ImportOptions& options,
+                                 std::string_view origin) {
   detail::DocCore& core = settled();
   WEFT_RETURN_IF_ERROR(core.commit({}));
   Result<ImportStatus> result = ImportStatus();
   core.set_import_origin(std::string(origin));
   if (detail::is_weft_binary(data)) {
-    result = core.import_binary(data);
+    result = core.import_binary(data, options);
   } else if (detail::loro::is_loro_binary(data)) {
     auto changes = core.decode_loro_binary(data);
-    result = changes.ok() ? core.import_changes(std::move(*changes)) : changes.status();
+    result = changes.ok() ? core.import_changes(std::move(*changes), options) : changes.status();
   } else {
     auto changes = core.decode_json(data);
-    result = changes.ok() ? core.import_changes(std::move(*changes)) : changes.status();
+    result = changes.ok() ? core.import_changes(std::move(*changes), options) : changes.status();
   }
   core.set_import_origin({});
   return result;

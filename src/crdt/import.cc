@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 
 #include "crdt/core.h"
 
@@ -26,7 +27,63 @@ void add_span(std::vector<IdSpan>& spans, PeerId p, Counter start, Counter end) 
 
 }  // namespace
 
-Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
+bool DocCore::all_ready(const std::vector<Change>& incoming) const {
+  // The ends the incoming changes add to the op log's version, by peer.
+  std::unordered_map<PeerId, Counter> added;
+  auto end_of = [&](PeerId p) -> Counter {
+    Counter end = 0;
+    if (auto pit = peer_index.find(p); pit != peer_index.end()) end = oplog_vv.get(pit->second);
+    if (auto a = added.find(p); a != added.end()) end = std::max(end, a->second);
+    return end;
+  };
+  std::vector<uint8_t> done(incoming.size(), 0);
+  size_t left = incoming.size();
+  for (bool progress = true; progress && left > 0;) {
+    progress = false;
+    for (size_t i = 0; i < incoming.size(); ++i) {
+      if (done[i]) continue;
+      const Change& c = incoming[i];
+      const PeerId author = peer_ids[c.peer];
+      const Counter known = end_of(author);
+      if (c.counter > known) continue;
+      bool ready = c.counter < known;  // (overlapping: its later part needs only its own ops)
+      if (!ready) {
+        ready = true;
+        for (const ID& d : c.deps) {
+          if (d.counter >= end_of(d.peer)) {
+            ready = false;
+            break;
+          }
+        }
+      }
+      if (!ready) continue;
+      added[author] = std::max(known, c.end());
+      done[i] = 1;
+      --left;
+      progress = true;
+    }
+  }
+  return left == 0;
+}
+
+Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming,
+                                             const ImportOptions& options) {
+  if (options.check_text_insert) {
+    for (const Change& c : incoming) {
+      for (const Op& op : c.ops) {
+        if (op.kind == OpKind::kTextInsert) WEFT_RETURN_IF_ERROR(options.check_text_insert(op.text.utf8()));
+      }
+    }
+  }
+  if (options.message) {
+    for (Change& c : incoming) c.msg = *options.message;
+  }
+  // A refusal for missing dependencies costs nothing: decided before any
+  // change applies (a rollback would rebuild the state).
+  if (options.require_complete && !all_ready(incoming)) {
+    return failed_precondition(
+        "the import depends on changes this doc does not have (its changes would wait)");
+  }
   // Snapshot what an error must restore (import is atomic).
   const size_t old_changes = changes.size();
   const DenseVv old_vv = oplog_vv;
@@ -39,6 +96,9 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
   const size_t old_last_ops = changes.empty() ? 0 : changes.back().ops.size();
   std::optional<Op> old_last_op;  // its last op, once a join extends it
 
+  // cands[first_incoming..] are this import's changes (before them: the
+  // pending ones of earlier imports, which get another chance).
+  const size_t first_incoming = pending.size();
   std::vector<Change> cands = pending.empty() ? std::move(incoming) : std::move(pending);
   pending.clear();
   if (!incoming.empty()) {
@@ -125,6 +185,15 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming) {
         if (apply_state) err = apply_change(*state, changes.back(), end);
       }
       add_span(status.success, p, start, end);
+    }
+  }
+  if (err.ok() && options.require_complete) {
+    for (size_t i = first_incoming; i < cands.size(); ++i) {
+      if (!done[i]) {
+        err = failed_precondition(
+            "the import depends on changes this doc does not have (its changes would wait)");
+        break;
+      }
     }
   }
   state->plain_ids = true;

@@ -2,7 +2,8 @@
 // exchanged with editors as Loro binary updates. An editor's update is
 // imported as a change attributed to the person, stored and (file blocks)
 // written to the file like any other change, and the change listener fires.
-#include <nlohmann/json.hpp>
+#include <algorithm>
+#include <functional>
 
 #include "kernel/blocks_impl.h"
 #include "kernel/kernel_impl.h"
@@ -33,40 +34,79 @@ Result<SyncJoin> join_of(const crdt::Doc& doc, std::string_view client_vv) {
   return out;
 }
 
-// Imports `update` into `doc` with every new change's commit message set to
-// who's "<origin>\n<what>", so that history names the person. The update is
-// read on a fork first: nothing reaches `doc` unless all of it applies and
-// `check` accepts the text it leads to. Returns whether anything was new.
+// The error of an update that depends on changes the block lacks.
+Status missing_dependencies() {
+  return invalid_argument(
+      "the update depends on changes this block does not have; rejoin to catch up");
+}
+
+// What the text of a block may become through live sync.
+struct TextRules {
+  size_t limit = 0;                    // bytes of the content text
+  std::function<Status()> too_large;   // the error over the limit
+  std::string nul;                     // the message for a NUL character
+};
+
+size_t content_bytes(crdt::Doc& doc) {
+  return doc.get_text(source::kContentContainer).len(PosUnit::kBytes);
+}
+
+// Imports `update` into `doc` as changes by `who`: every new change's commit
+// message is "<origin>\n<what>", so that history names the person. All or
+// nothing: nothing reaches `doc` unless all of it applies at once (no change
+// waiting for another) and the text it leads to keeps `rules` (the content's
+// size; no NUL anywhere; decoding already refuses invalid UTF-8). The work
+// is proportional to the update: inserted text is checked as it is decoded,
+// and only an update that may cross the size limit is first read on a fork
+// of the doc to learn the exact size. Returns whether anything was new.
+// `waiting` (optional) is set when the update depends on changes the doc
+// lacks (the error is then missing_dependencies()).
 Result<bool> import_attributed(crdt::Doc& doc, std::string_view update,
-                               const source::Attribution& who,
-                               const std::function<Status(const std::string&)>& check) {
+                               const source::Attribution& who, const TextRules& rules,
+                               bool* waiting = nullptr) {
   if (update.empty()) return invalid_argument("an empty update");
-  const crdt::VersionVector before = doc.oplog_version();
-  crdt::Doc scratch = doc.fork();
-  auto imported = scratch.import(update);
+  const size_t room = rules.limit - std::min(rules.limit, content_bytes(doc));
+  Status refused;         // a text insert the rules refuse
+  bool may_grow = false;  // the inserts add up past `room`
+  size_t inserted = 0;
+  crdt::ImportOptions options;
+  options.message = who.origin + "\n" + who.what;
+  options.require_complete = true;
+  options.check_text_insert = [&](std::string_view text) -> Status {
+    if (text.find('\0') != std::string_view::npos) refused = invalid_argument(rules.nul);
+    inserted += text.size();
+    if (refused.ok() && inserted > room && !may_grow) {
+      may_grow = true;
+      refused = resource_exhausted("the update may cross the size limit");
+    }
+    return refused;
+  };
+  auto explain = [&](const Status& s) -> Status {
+    if (s.code() == StatusCode::kFailedPrecondition) {
+      if (waiting) *waiting = true;
+      return missing_dependencies();
+    }
+    return invalid_argument("not a Loro update of this block: " + std::string(s.message()));
+  };
+  auto imported = doc.import(update, options);
+  if (!imported.ok() && may_grow) {
+    // Deletes may make room: the exact size after the import, on a fork.
+    refused = Status();
+    options.check_text_insert = [&](std::string_view text) -> Status {
+      if (text.find('\0') != std::string_view::npos) refused = invalid_argument(rules.nul);
+      return refused;
+    };
+    crdt::Doc scratch = doc.fork();
+    auto tried = scratch.import(update, options);
+    if (!tried.ok()) return refused.ok() ? explain(tried.status()) : refused;
+    if (content_bytes(scratch) > rules.limit) return rules.too_large();
+    imported = doc.import(update, options);
+  }
   if (!imported.ok()) {
-    return invalid_argument("not a Loro update of this block: " +
-                            std::string(imported.status().message()));
+    if (!refused.ok()) return refused;
+    return explain(imported.status());
   }
-  if (!imported->pending.empty()) {
-    return invalid_argument(
-        "the update depends on changes this block does not have; rejoin to catch up");
-  }
-  if (scratch.oplog_version() == before) return false;
-  WEFT_RETURN_IF_ERROR(check(scratch.get_text(source::kContentContainer).to_string()));
-  nlohmann::json changes =
-      nlohmann::json::parse(scratch.export_json_updates(before, false), nullptr, false);
-  if (changes.is_discarded() || !changes.contains("changes")) {
-    return internal_error("live sync: the update's changes could not be re-encoded");
-  }
-  const std::string message = who.origin + "\n" + who.what;
-  for (auto& change : changes["changes"]) change["msg"] = message;
-  auto applied = doc.import(changes.dump());
-  if (!applied.ok()) {
-    return internal_error("live sync: re-attributed update did not apply: " +
-                    std::string(applied.status().message()));
-  }
-  return true;
+  return !imported->success.empty();
 }
 
 Status check_origin(const source::Attribution& who) {
@@ -113,8 +153,19 @@ Result<SyncJoin> Kernel::sync_join(std::string_view block_id, std::string_view p
 
 Result<bool> Kernel::sync_apply(std::string_view block_id, std::string_view update,
                                 const source::Attribution& who) {
+  WEFT_ASSIGN_OR_RETURN(SyncApplied applied, sync_apply_tracked(block_id, update, who));
+  if (applied.waiting) return missing_dependencies();
+  return applied.changed;
+}
+
+Result<SyncApplied> Kernel::sync_apply_tracked(std::string_view block_id, std::string_view update,
+                                               const source::Attribution& who) {
+  SyncApplied out;
   auto path = path_of_block_id(block_id);
-  if (!path) return blocks().sync_apply(block_id, update, who);
+  if (!path) {
+    WEFT_ASSIGN_OR_RETURN(out.changed, blocks().sync_apply(block_id, update, who));
+    return out;
+  }
   WEFT_RETURN_IF_ERROR(check_origin(who));
   Impl& k = *impl_;
   WEFT_ASSIGN_OR_RETURN(BlockId id, parse_block_id(block_id));
@@ -124,7 +175,6 @@ Result<bool> Kernel::sync_apply(std::string_view block_id, std::string_view upda
     return permission_denied("'" + id.path + "' is read-only for live sync");
   }
   WEFT_ASSIGN_OR_RETURN(auto e, k.entry(id.path));
-  bool changed = false;
   {
     std::lock_guard lock(e->mu);
     WEFT_RETURN_IF_ERROR(k.ensure_loaded(*e));
@@ -134,16 +184,21 @@ Result<bool> Kernel::sync_apply(std::string_view block_id, std::string_view upda
       return failed_precondition("'" + id.path + "' takes no changes: " + e->frozen);
     }
     const uint64_t limit = k.options.max_block_bytes;
-    auto check = [&](const std::string& text) -> Status {
-      if (!is_text(text)) return invalid_argument("the update makes the file text invalid UTF-8");
-      if (text.size() > limit) {
-        return invalid_argument("the update makes the file larger than the block limit of " +
-                                std::to_string(limit) + " bytes");
-      }
-      return Status();
+    TextRules text_rules;
+    text_rules.limit = limit;
+    text_rules.too_large = [limit] {
+      return invalid_argument("the update makes the file larger than the block limit of " +
+                              std::to_string(limit) + " bytes");
     };
-    WEFT_ASSIGN_OR_RETURN(changed, import_attributed(e->block->doc(), update, who, check));
-    if (changed) {
+    text_rules.nul = "the update puts a NUL character in the file, which makes it binary";
+    crdt::Doc& doc = e->block->doc();
+    out.version_before = crdt::encode_loro_version_vector(doc.oplog_version());
+    auto imported = import_attributed(doc, update, who, text_rules, &out.waiting);
+    if (out.waiting) return out;
+    WEFT_ASSIGN_OR_RETURN(out.changed, std::move(imported));
+    out.version_after = out.changed ? crdt::encode_loro_version_vector(doc.oplog_version())
+                                    : out.version_before;
+    if (out.changed) {
       const std::string text = e->block->text();
       e->deleted = false;
       e->writing = FileEntry::Writing{e->block->version(), source::content_hash(text)};
@@ -153,7 +208,7 @@ Result<bool> Kernel::sync_apply(std::string_view block_id, std::string_view upda
     }
   }
   k.evict_if_needed();
-  return changed;
+  return out;
 }
 
 Result<SyncDelta> Kernel::sync_export_since(std::string_view block_id, std::string_view since) {
@@ -212,10 +267,14 @@ Result<bool> Blocks::sync_apply(std::string_view block_id, std::string_view upda
     WEFT_RETURN_IF_ERROR(impl_->check_write(*e, doc::MemoryOp::kOverwrite));
     WEFT_RETURN_IF_ERROR(impl_->flush_locked(*e));
     WEFT_RETURN_IF_ERROR(impl_->ensure_loaded(*e));
-    auto check = [](const std::string& text) {
-      return check_block_text(text, "the block's text", kMaxBlockTextBytes);
+    TextRules text_rules;
+    text_rules.limit = kMaxBlockTextBytes;
+    text_rules.too_large = [] {
+      return resource_exhausted("the update makes the block's text larger than its limit of " +
+                                std::to_string(kMaxBlockTextBytes) + " bytes");
     };
-    WEFT_ASSIGN_OR_RETURN(changed, import_attributed(e->block->doc(), update, who, check));
+    text_rules.nul = "the update puts a NUL character in the block's text";
+    WEFT_ASSIGN_OR_RETURN(changed, import_attributed(e->block->doc(), update, who, text_rules));
     if (changed) {
       impl_->reset_mirror(*e);
       e->open_unit_author.clear();

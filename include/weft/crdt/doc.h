@@ -12,6 +12,7 @@
 #define WEFT_CRDT_DOC_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +40,20 @@ struct CommitOptions {
 struct ImportStatus {
   std::vector<IdSpan> success;  // newly applied spans
   std::vector<IdSpan> pending;  // spans parked until their deps arrive
+};
+
+// What Doc::import(data, options) does beyond a plain import.
+struct ImportOptions {
+  // Every imported change's commit message, whatever the data says (history
+  // attributes the changes to whoever is importing them for someone).
+  std::optional<std::string> message;
+  // Refuses the whole import (kFailedPrecondition, nothing changes) when any
+  // of its changes would wait for missing dependencies.
+  bool require_complete = false;
+  // Called with the UTF-8 of each text insert in the data, before anything is
+  // applied: an error refuses the whole import and is returned (a caller's
+  // rule on text content, checked in time proportional to the data).
+  std::function<Status(std::string_view inserted)> check_text_insert;
 };
 
 // How hard Doc::export_snapshot compresses (see there).
@@ -123,6 +138,10 @@ class Doc {
   // builds a state without the element ids a local delete names; the first
   // local delete on it replays the history once more to rebuild them.
   Result<ImportStatus> import(std::string_view data, std::string_view origin = "");
+  // import() with `options` (see ImportOptions); as atomic. Costs what
+  // import() does: the work is proportional to the data, not the doc.
+  Result<ImportStatus> import(std::string_view data, const ImportOptions& options,
+                              std::string_view origin = "");
   // Loro JSON updates (schema_version 1) with every op not in `from`.
   std::string export_json_updates(const VersionVector& from = {},
                                   bool peer_compression = true) const;

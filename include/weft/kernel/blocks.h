@@ -379,6 +379,20 @@ struct SyncJoin {
   std::string updates;    // Loro FastUpdates the client lacks ("" : none)
   std::string version;    // Loro VersionVector.encode() of the block's history
 };
+// What Kernel::sync_apply_tracked did: whether the update was new, and the
+// block's history version (Loro VersionVector.encode()) just before and just
+// after its import, taken atomically with it ("" when not known: a block
+// kind that does not report them). A relay that has sent everything up to
+// `version_before` has, with the update itself, sent up to `version_after`.
+struct SyncApplied {
+  bool changed = false;
+  // Nothing was applied because the update depends on changes the block
+  // does not have yet (sync_apply's kInvalidArgument); the caller may retry
+  // it once the block has more.
+  bool waiting = false;
+  std::string version_before;
+  std::string version_after;
+};
 // Updates since a version, and the version now (Kernel::sync_export_since).
 struct SyncDelta {
   std::string updates;  // Loro FastUpdates ("" : none)

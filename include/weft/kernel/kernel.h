@@ -280,6 +280,11 @@ class Kernel {
   // the block size), kPermissionDenied (the person may only read).
   Result<bool> sync_apply(std::string_view block_id, std::string_view update,
                           const source::Attribution& who);
+  // sync_apply, also telling the block's version before and after the import
+  // (file blocks; see SyncApplied). Same errors, except that an update which
+  // depends on changes the block lacks is not an error: `waiting` is set.
+  Result<SyncApplied> sync_apply_tracked(std::string_view block_id, std::string_view update,
+                                         const source::Attribution& who);
   // The updates since `since` (a Loro version vector, "" : everything) and
   // the block's version now.
   Result<SyncDelta> sync_export_since(std::string_view block_id, std::string_view since);

@@ -3,8 +3,15 @@
 //
 //   join   -> Kernel::sync_join: the person's permission (rules, the block's
 //             permission), the updates the client lacks, the block's version.
-//   apply  -> Kernel::sync_apply: a change by human:<identity> ("live sync"),
-//             stored and written to the file like any change.
+//   apply  -> Kernel::sync_apply_tracked: a change by human:<identity>
+//             ("live sync"), stored and written to the file like any change.
+//             SyncRooms relays the client's own bytes to the other members;
+//             the room's publishing waits for the apply and then skips what
+//             the update covered, so that nobody gets it twice. An update
+//             that depends on changes the block lacks (another editor's,
+//             still in flight on another connection) waits in the room,
+//             bounded in count, bytes and time, is retried after each update
+//             applied there, and is published once it applies.
 //   every change from any source (agents, the disk, rollbacks, approvals,
 //   other editors) fires the kernel's change listener, which marks the room;
 //   a publisher thread then exports what the room's members lack since the
@@ -52,6 +59,11 @@ class KernelSyncBackend : public sync::SyncBackend {
   static std::string origin_of(std::string_view identity);
 
  private:
+  // An update that depends on changes the block lacks waits in its room
+  // (bounded; false when full) and is retried after each update applied there.
+  bool park(const std::string& block_id, std::string_view update, std::string_view identity);
+  void retry_parked(kernel::Kernel& k, const std::string& block_id);
+
   struct Impl;
   std::shared_ptr<Impl> impl_;
 };
