@@ -47,6 +47,38 @@ async function until(what, fn, ms = 10_000) {
   throw new Error(`timed out waiting for ${what} (last: ${last})`);
 }
 
+// Starts `weft serve` on `root` with its state under `state`; resolves once
+// it prints its address. `port` 0 picks a free one; `tokenFile` keeps the
+// access token across restarts.
+async function startServer(root, state, { port = 0, tokenFile } = {}) {
+  const args = ['serve', '--root', root, '--port', String(port)];
+  if (tokenFile) args.push('--token-file', tokenFile);
+  const proc = spawn(WEFT_BIN, args, {
+    env: { ...process.env, XDG_STATE_HOME: state },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const banner = await new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout.on('data', (d) => {
+      out += d;
+      if (/endpoint: http:\/\/127\.0\.0\.1:\d+\/mcp/.test(out) && /Ctrl-C/.test(out)) resolve(out);
+    });
+    proc.on('exit', (code) => reject(new Error(`weft serve exited with ${code}: ${out}`)));
+  });
+  return {
+    proc,
+    base: banner.match(/http:\/\/127\.0\.0\.1:\d+/)[0],
+    token: tokenFile ? readFileSync(tokenFile, 'utf8').trim() : banner.match(/[?&]token=([0-9a-f]+)/)?.[1] ?? '',
+  };
+}
+
+async function stopServer(proc) {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((resolve) => proc.once('exit', resolve));
+  proc.kill('SIGTERM');
+  await exited;
+}
+
 before(async () => {
   if (SKIP) return;
   dir = mkdtempSync(path.join(os.tmpdir(), 'weft-web-'));
@@ -57,20 +89,7 @@ before(async () => {
   write('bin/blob.bin', Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 1, 2]));
   write('weft.toml', '[permissions]\nrules = [\n  { glob = "vendor/**", level = "read_only" },\n'
     + '  { glob = "ask/**", level = "human" },\n]\n');
-  server = spawn(WEFT_BIN, ['serve', '--root', ws, '--port', '0'], {
-    env: { ...process.env, XDG_STATE_HOME: path.join(dir, 'state') },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const banner = await new Promise((resolve, reject) => {
-    let out = '';
-    server.stdout.on('data', (d) => {
-      out += d;
-      if (/endpoint: http:\/\/127\.0\.0\.1:\d+\/mcp/.test(out) && /Ctrl-C/.test(out)) resolve(out);
-    });
-    server.on('exit', (code) => reject(new Error(`weft serve exited with ${code}: ${out}`)));
-  });
-  base = banner.match(/http:\/\/127\.0\.0\.1:\d+/)[0];
-  token = banner.match(/[?&]token=([0-9a-f]+)/)?.[1] ?? '';
+  ({ proc: server, base, token } = await startServer(ws, path.join(dir, 'state')));
   browser = await puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -94,15 +113,16 @@ async function assertPageServed() {
 
 // `context`: the person's own browser window (and storage). Two people in
 // tabs of one window would leave the first tab hidden, where chromium runs no
-// rendering steps, so puppeteer's clicks there never complete.
-async function openPage(route, name, context = browser) {
+// rendering steps, so puppeteer's clicks there never complete. `at`: the
+// server, when not the one every test shares.
+async function openPage(route, name, context = browser, at = { base, token }) {
   const page = await context.newPage();
   await page.setViewport({ width: 1280, height: 800 });
   page.on('pageerror', (e) => console.error(`[${name}] page error: ${e.message}`));
   // The first visit carries the token; the page keeps it.
-  await page.goto(`${base}/?token=${token}`, { waitUntil: 'networkidle0' });
+  await page.goto(`${at.base}/?token=${at.token}`, { waitUntil: 'networkidle0' });
   await page.evaluate((n) => localStorage.setItem('weft.name', n), name);
-  await page.goto(`${base}${route}`, { waitUntil: 'domcontentloaded' });
+  await page.goto(`${at.base}${route}`, { waitUntil: 'domcontentloaded' });
   return page;
 }
 
@@ -185,6 +205,59 @@ test('files that cannot be edited say why', { skip: SKIP }, async () => {
   await page.waitForSelector('.editor.placeholder');
   assert.match(await page.$eval('.editor', (e) => e.textContent), /binary file/);
   await page.close();
+});
+
+test('a file past the editor\'s limit says what it is instead of opening', { skip: SKIP }, async () => {
+  // 17 MiB of text: valid UTF-8, so only its size keeps it out of the editor
+  // (16 MiB, the kernel's block limit).
+  write('logs/huge.log', Buffer.alloc(17 << 20, 'a log line\n'));
+  const info = await (await fetch(`${base}/api/file?path=logs/huge.log`,
+    { headers: { authorization: `Bearer ${token}` } })).json();
+  assert.equal(info.kind, 'too_large', JSON.stringify(info));
+  const page = await openPage('/edit/logs/huge.log', 'ada');
+  await page.waitForSelector('.editor.placeholder');
+  const text = await page.$eval('.editor', (e) => e.textContent);
+  assert.match(text, /logs\/huge\.log is 17\.0 MB, more than the 16\.0 MB the editor opens/);
+  assert.equal(await page.$('.cm-editor'), null, 'an editor was opened on a too-large file');
+  assert.equal(await page.$eval('.connection', (e) => e.textContent), '', 'no connection state for a file not edited live');
+  await page.close();
+});
+
+test('a lost connection says it is reconnecting, keeps the typing and sends it', { skip: SKIP }, async () => {
+  // A server of its own, restarted on the same port, root, state and token.
+  const root = path.join(dir, 'ws-reconnect');
+  const state = path.join(dir, 'state-reconnect');
+  const tokenFile = path.join(dir, 'reconnect.token');
+  mkdirSync(path.join(root, 'notes'), { recursive: true });
+  writeFileSync(path.join(root, 'notes/live.md'), 'first line\n');
+  writeFileSync(tokenFile, '0123456789abcdef0123456789abcdef\n');
+  let s = await startServer(root, state, { tokenFile });
+  let page;
+  try {
+    page = await openPage('/edit/notes/live.md', 'ada', browser, s);
+    assert.ok(await liveEditing(page), 'the editor did not go live over /sync');
+    const connection = () => page.$eval('.connection', (e) => `${e.dataset.state}: ${e.textContent}`);
+    assert.equal(await connection(), 'live: Live');
+
+    await stopServer(s.proc);
+    await until('the page to say it is reconnecting', async () => /^lost: Reconnecting… your typing is kept$/.test(await connection()), 5_000);
+    await page.click('.cm-content');
+    await page.keyboard.down('Control'); await page.keyboard.press('End'); await page.keyboard.up('Control');
+    await page.keyboard.type('typed offline\n', { delay: 5 });
+    assert.equal(await editorText(page), 'first line\ntyped offline\n', 'the editor did not keep the typing');
+    assert.equal(readFileSync(path.join(root, 'notes/live.md'), 'utf8'), 'first line\n');
+    assert.match(await connection(), /^lost: Reconnecting/, 'typing offline changed the connection state');
+    await page.screenshot({ path: path.join(SHOTS, 'edit-reconnecting.png') });
+
+    s = await startServer(root, state, { port: Number(new URL(s.base).port), tokenFile });
+    const disk = () => readFileSync(path.join(root, 'notes/live.md'), 'utf8');
+    await until('the typing to reach the file after reconnecting',
+      async () => disk() === 'first line\ntyped offline\n' && (await connection()) === 'live: Live', 15_000);
+    assert.equal(await editorText(page), disk());
+  } finally {
+    await page?.close();
+    await stopServer(s.proc);
+  }
 });
 
 test('every route works from the keyboard and passes axe', { skip: SKIP }, async () => {
