@@ -2,7 +2,10 @@
 // chromium driven by puppeteer-core: two pages type into one file while an
 // agent edits it over MCP (fs_edit), then the file on disk, both editors and
 // the history panel must agree; every route is used with the keyboard alone
-// and checked by axe-core (labels, contrast). Screenshots go to
+// and checked by axe-core (labels, contrast); files it cannot edit say why
+// (read only, binary, too large); a lost connection says it is reconnecting,
+// keeps the typing and sends it once the server is back, and a server that
+// refuses the page (restarted with a new token) is named as such. Screenshots go to
 // $WEFT_WEB_SHOTS (default build/web-test/).
 //   WEFT_BIN=build/release/weft node --test tests/web/
 import assert from 'node:assert/strict';
@@ -254,6 +257,17 @@ test('a lost connection says it is reconnecting, keeps the typing and sends it',
     await until('the typing to reach the file after reconnecting',
       async () => disk() === 'first line\ntyped offline\n' && (await connection()) === 'live: Live', 15_000);
     assert.equal(await editorText(page), disk());
+
+    // Restarted with another token, the server refuses the page: it must say
+    // so rather than claim to be reconnecting, and keep what is typed.
+    await stopServer(s.proc);
+    writeFileSync(tokenFile, 'fedcba9876543210fedcba9876543210\n');
+    s = await startServer(root, state, { port: Number(new URL(s.base).port), tokenFile });
+    await until('the page to say the server refused it', async () => (await connection()).startsWith('refused: Disconnected'), 10_000);
+    assert.match(await page.$eval('.banner', (e) => e.textContent), /printed a new address with a new token/);
+    await page.keyboard.type('after restart', { delay: 5 });
+    assert.equal(await editorText(page), 'first line\ntyped offline\nafter restart');
+    await page.screenshot({ path: path.join(SHOTS, 'edit-refused.png') });
   } finally {
     await page?.close();
     await stopServer(s.proc);

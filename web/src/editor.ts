@@ -101,8 +101,19 @@ export async function editView(main: HTMLElement, path: string): Promise<EditorS
   });
   const auth = new TextEncoder().encode(t);
   let everConnected = false;
+  // Set when the server closed the connection for good (a wrong token, say
+  // after `weft serve` restarted with a new one): the client stops retrying.
+  let refused = false;
+  const refusedNotice = notice("weft closed the connection and does not take this page back. If `weft serve` was " +
+    "restarted, it printed a new address with a new token: open it. What you typed since the connection was lost " +
+    "is only in this tab.", "error");
   client.onStatusChange((s) => {
-    if (s === "connected") {
+    if (refused && s === "disconnected") {
+      connection.textContent = "Disconnected: not reconnecting";
+      connection.title = "weft refused this page's connection; your edits since are not sent.";
+      connection.dataset.state = "refused";
+      banner.append(refusedNotice);
+    } else if (s === "connected") {
       everConnected = true;
       connection.textContent = "Live";
       connection.title = "";
@@ -122,7 +133,14 @@ export async function editView(main: HTMLElement, path: string): Promise<EditorS
   const slow = window.setTimeout(() => banner.append(unreachable), 8000);
   let room: LoroWebsocketClientRoom;
   try {
-    room = await client.join({ roomId: `file:${path}`, crdtAdaptor: new LoroAdaptor(doc), auth });
+    room = await client.join({
+      roomId: `file:${path}`,
+      crdtAdaptor: new LoroAdaptor(doc),
+      auth,
+      onStatusChange: (s) => {
+        if (s === "disconnected") refused = true;
+      },
+    });
     await room.waitForReachingServerVersion();
     await client.join({ roomId: `file:${path}`, crdtAdaptor: new LoroEphemeralAdaptor(ephemeral), auth });
   } catch (err) {
