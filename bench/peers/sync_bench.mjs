@@ -6,7 +6,8 @@
 //
 // Prints one JSON object:
 //  - fanout.{weft,peer}: 100 clients in one room, 1,000 updates/s in total
-//    (each a real Loro update from the sender's own LoroDoc); the relay
+//    (each a real Loro update of an editor that merges what it receives;
+//    SYNC_BENCH_CLIENTS=isolated for editors that never merge); the relay
 //    latency is the time from a client's send to another client's receipt,
 //    over every (update, receiver) pair; the server's CPU per update from
 //    /proc. The clients run in worker threads (SYNC_BENCH_WORKERS, default
@@ -105,8 +106,7 @@ import { WebSocket } from 'ws';
 // its own event loop and its share of the clients), so that receiving 99,000
 // messages/s is spread over the cores and the client side does not measure
 // itself. Times are process.hrtime (CLOCK_MONOTONIC), the same in every
-// thread. An update is known by its Loro header checksum (xxhash32 of the
-// body, bytes 16..19) and its length: no copy or encoding of its bytes.
+// thread. An update is known by the marker it inserts (see fanoutWorker).
 const kWorkers = Math.max(2, Number(process.env.SYNC_BENCH_WORKERS || os.cpus().length));
 
 async function fanout(server) {
@@ -128,9 +128,11 @@ async function fanout(server) {
   await Promise.all(workers.map((wk) => reply(wk, { cmd: 'join' })));
   const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
   // Runs `seconds` of sending in every worker from a common start; returns the updates sent.
+  let base = 0;  // the first update number of the next run (markers are unique)
   async function run(seconds) {
     const start = nowMs() + 50;
-    const sent = await Promise.all(workers.map((wk) => reply(wk, { cmd: 'run', start, seconds })));
+    const sent = await Promise.all(workers.map((wk) => reply(wk, { cmd: 'run', start, seconds, base })));
+    base += Math.ceil(seconds * kUpdatesPerSecond) + 1000;
     return sent.reduce((a, b) => a + b, 0);
   }
   // Waits until `done()` or no receipt for `quietMs`, at most `maxMs`.
@@ -158,10 +160,15 @@ async function fanout(server) {
   await Promise.all(workers.map((wk) => wk.terminate()));
   const sentAt = new Map();
   for (const p of parts) for (let i = 0; i < p.sentKeys.length; ++i) sentAt.set(p.sentKeys[i], p.sentTimes[i]);
+  // A receipt's key is marker * 128 + client; the first receipt counts.
   const latencies = [];
+  const seen = new Set();
   for (const p of parts) {
     for (let i = 0; i < p.recvKeys.length; ++i) {
-      const t = sentAt.get(p.recvKeys[i]);
+      const key = p.recvKeys[i];
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const t = sentAt.get(Math.floor(key / 128));
       if (t !== undefined) latencies.push(p.recvTimes[i] - t);
     }
   }
@@ -175,49 +182,70 @@ async function fanout(server) {
 }
 
 // A worker of the fan-out: its share of the clients, each a CrdtDocAdaptor
-// that sends real Loro updates from its own LoroDoc and only records what it
-// receives (the same small cost for both servers).
+// that sends real Loro updates and records what it receives (the same cost
+// for both servers).
 async function fanoutWorker(data) {
   const { w, workers, clients: total, port, room, rate } = data;
   const counter = new Int32Array(data.counter);
   const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
-  const keyOf = (u) => ((u[16] | (u[17] << 8) | (u[18] << 16) | (u[19] << 24)) >>> 0) * 65536 + (u.length & 0xffff);
   let sentKeys = [], sentTimes = [], recvKeys = [], recvTimes = [];
-  // Each client types into its own LoroDoc and never merges what it
-  // receives (merging 99,000 updates/s is beyond the client machine), so
-  // each update is concurrent with the others' updates: a CRDT's hardest
-  // case, the same for both servers.
+  // Editors merge what they receive, so an update depends on what its editor
+  // has seen. The clients of a worker share one LoroDoc for that (merging
+  // 99,000 updates/s in every client is beyond the client machine): it
+  // imports each update the server relays once, and each client types into
+  // it under its own peer id. Update n inserts the marker "#n;", which the
+  // receivers find in the bytes (Loro stores inserted text as is), so an
+  // update is known however the server re-encodes it.
+  // SYNC_BENCH_CLIENTS=isolated: each client types into its own LoroDoc and
+  // never merges, so every update is concurrent with all the others'.
+  const merging = (process.env.SYNC_BENCH_CLIENTS || 'merging') !== 'isolated';
+  const shared = new LoroDoc();
+  const sharedText = shared.getText('content');
+  const merged = new Set();  // markers the shared doc holds
+  const kMarker = /#(\d+);/g;
   class TimingAdaptor {
-    constructor(peer) {
+    constructor(peer, index) {
       this.crdtType = '%LOR';
-      this.doc = new LoroDoc();
-      this.doc.setPeerId(BigInt(peer));
-      this.text = this.doc.getText('content');
-      this.from = this.doc.oplogVersion();
+      this.peer = BigInt(peer);
+      this.index = index;
+      this.doc = merging ? shared : new LoroDoc();
+      if (!merging) this.doc.setPeerId(this.peer);
+      this.text = merging ? sharedText : this.doc.getText('content');
     }
     setCtx(ctx) { this.ctx = ctx; }
     async handleJoinOk() {}
     async waitForReachingServerVersion() {}
     applyUpdate(updates) {
       const now = nowMs();
+      let received = 0;
       for (const u of updates) {
-        recvKeys.push(keyOf(u));
-        recvTimes.push(now);
+        const bytes = Buffer.from(u.buffer, u.byteOffset, u.byteLength).toString('latin1');
+        let fresh = false;
+        for (const m of bytes.matchAll(kMarker)) {
+          const n = Number(m[1]);
+          recvKeys.push(n * 128 + this.index);
+          recvTimes.push(now);
+          ++received;
+          if (!merged.has(n)) { merged.add(n); fresh = true; }
+        }
+        if (merging && fresh) shared.import(u);
       }
-      Atomics.add(counter, 0, updates.length);
+      Atomics.add(counter, 0, received);
     }
     cmpVersion() { return 0; }
     getVersion() { return emptyVersion; }
     destroy() {}
-    // Types one character at a pseudo-random place of its text (editors type
-    // all over a document).
+    // Types update i's marker at a pseudo-random place of the text (editors
+    // type all over a document).
     send(i) {
+      const from = this.doc.oplogVersion();
+      if (merging) this.doc.setPeerId(this.peer);
       const length = this.text.length;
-      this.text.insert(Math.floor(length * (((i * 7919) % 1009) / 1009)), String.fromCharCode(97 + (i % 26)));
+      this.text.insert(Math.floor(length * (((i * 7919) % 1009) / 1009)), `#${i};`);
       this.doc.commit();
-      const bytes = this.doc.export({ mode: 'update', from: this.from });
-      this.from = this.doc.oplogVersion();
-      sentKeys.push(keyOf(bytes));
+      const bytes = this.doc.export({ mode: 'update', from });
+      merged.add(i);
+      sentKeys.push(i);
       sentTimes.push(nowMs());
       this.ctx.send([bytes]);
     }
@@ -230,7 +258,7 @@ async function fanoutWorker(data) {
       for (let c = w; c < total; c += workers) {
         const client = new LoroWebsocketClient({ url: `ws://127.0.0.1:${port}/sync?token=${token}`, disablePing: true });
         await client.waitConnected();
-        const adaptor = new TimingAdaptor(1000 + c);
+        const adaptor = new TimingAdaptor(1000 + c, c);
         await client.join({ roomId: room, crdtAdaptor: adaptor, auth });
         connections.push(client);
         mine.set(c, adaptor);
@@ -245,7 +273,7 @@ async function fanoutWorker(data) {
         const due = Math.floor(elapsed * rate / 1000);
         for (; n < due; ++n) {
           const adaptor = mine.get(n % total);
-          if (adaptor) { adaptor.send(n); ++sent; }
+          if (adaptor) { adaptor.send(msg.base + n); ++sent; }
         }
         await sleep(5);
       }

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/command_registry.h"
+#include "cli/stop_signals.h"
 #include "weft/server/http_transport.h"
 #include "weft/server/sync_auth.h"
 #include "weft/server/web_routes.h"
@@ -127,6 +128,7 @@ void setup_serve(CLI::App& app) {
       "use.");
   cmd->callback([args] {
     std::signal(SIGPIPE, SIG_IGN);
+    StopSignals signals;  // before any thread starts: they inherit its mask
     server::tune_allocator_for_serving();
     server::WorkspaceServerOptions options;
     options.root = args->root;
@@ -174,7 +176,13 @@ void setup_serve(CLI::App& app) {
       return;
     }
     print_banner(*built, *args, listener.port(), http.token, token_generated);
+    signals.on_stop([&listener] { listener.stop(); });
     s = listener.run();
+    signals.finish();
+    if (signals.received() != 0) {
+      std::cerr << "weft serve: stopped by " << (signals.received() == SIGTERM ? "SIGTERM" : "SIGINT")
+                << "\n";
+    }
     if (!s.ok()) {
       fail(s);
       return;

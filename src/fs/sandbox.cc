@@ -54,8 +54,17 @@ Result<Spawned> spawn(const std::vector<std::string>& argv, const std::vector<st
   posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  // The command starts with no signal blocked and the usual dispositions,
+  // whatever the server's threads block (SIGINT, SIGTERM) or ignore (SIGPIPE).
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t no_signals, default_signals;
+  sigemptyset(&no_signals);
+  posix_spawnattr_setsigmask(&attr, &no_signals);
+  sigemptyset(&default_signals);
+  for (int signal : {SIGINT, SIGTERM, SIGPIPE, SIGQUIT}) sigaddset(&default_signals, signal);
+  posix_spawnattr_setsigdefault(&attr, &default_signals);
   std::vector<char*> args, envp;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

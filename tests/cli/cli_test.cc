@@ -88,6 +88,21 @@ TEST_F(CliTest, McpAndServeOfferFsyncAndMcpReportsIt) {
   EXPECT_EQ(fast.out.find("fsync"), std::string::npos) << fast.out;
 }
 
+TEST_F(CliTest, ServeStopsCleanlyOnSigterm) {
+  // The server started, a SIGTERM: it shuts down (exit 0), says so and
+  // removes its kernel socket, as a service manager expects.
+  std::filesystem::create_directories(dir() / "ws");
+  const std::string script =
+      "(" + quote(WEFT_BIN) + " serve --root ws --state st --port 0 >out.txt 2>err.txt & pid=$!;"
+      " for i in $(seq 200); do grep -q Ctrl-C out.txt 2>/dev/null && break; sleep 0.05; done;"
+      " kill -TERM $pid; wait $pid; echo \"exit=$?\")";
+  CliRun run = weft(script, dir(), /*raw=*/true);
+  EXPECT_EQ(run.out, "exit=0\n") << weft::testing::read_file(dir() / "err.txt");
+  EXPECT_NE(weft::testing::read_file(dir() / "err.txt").find("stopped by SIGTERM"), std::string::npos)
+      << weft::testing::read_file(dir() / "err.txt");
+  EXPECT_FALSE(std::filesystem::exists(dir() / "st" / "kernel.sock"));
+}
+
 TEST_F(CliTest, LoroMergePrintsValueAndVersion) {
   write_file(dir() / "u1.json", kUpdate);
   write_file(dir() / "u2.json", kUpdate2);

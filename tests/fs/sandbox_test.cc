@@ -1,6 +1,9 @@
 // SandboxWorkspace: exec() under bubblewrap (skipped with the reason when
 // bubblewrap cannot create namespaces here) and hydration.
+#include <signal.h>
 #include <stdlib.h>
+
+#include <csignal>
 
 #include <fstream>
 
@@ -54,6 +57,27 @@ TEST_F(SandboxExec, ExitCodeCwdAndEnv) {
   o.cwd = "../..";
   EXPECT_EQ(ws_->exec({"true"}, o).status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(ws_->exec({}).status().code(), StatusCode::kInvalidArgument);
+}
+
+// A server blocks SIGINT / SIGTERM on its threads (to stop gracefully) and
+// ignores SIGPIPE; the commands it runs must start with neither.
+TEST_F(SandboxExec, CommandsStartWithNoSignalBlockedOrIgnored) {
+  sigset_t blocked, old_mask;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGINT);
+  sigaddset(&blocked, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &blocked, &old_mask);
+  auto old_pipe = std::signal(SIGPIPE, SIG_IGN);
+  auto r = ws_->exec({"/bin/sh", "-c", "grep -E '^Sig(Blk|Ign)' /proc/self/status"});
+  std::signal(SIGPIPE, old_pipe);
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->exit_code, 0) << r->stderr_text;
+  EXPECT_NE(r->stdout_text.find("SigBlk:\t0000000000000000"), std::string::npos) << r->stdout_text;
+  const size_t ign = r->stdout_text.find("SigIgn:\t");
+  ASSERT_NE(ign, std::string::npos) << r->stdout_text;
+  const uint64_t ignored = std::stoull(r->stdout_text.substr(ign + 8, 16), nullptr, 16);
+  EXPECT_EQ(ignored & (uint64_t{1} << (SIGPIPE - 1)), 0u) << r->stdout_text;
 }
 
 TEST_F(SandboxExec, TimeoutAndBoundedOutput) {
