@@ -76,6 +76,15 @@ bool McpServer::must_run_inline(const Message& message) {
          message.method == "logging/setLevel";
 }
 
+bool McpServer::is_quick_call(const Message& message) const {
+  if (message.kind != MessageKind::kRequest || message.method != "tools/call") return false;
+  if (!message.params.is_object()) return false;
+  auto name = message.params.find("name");
+  if (name == message.params.end() || !name->is_string()) return false;
+  const ToolSpec* tool = tools_->find(name->get_ref<const std::string&>());
+  return tool && tool->quick;
+}
+
 void McpServer::diag(const std::string& line) const {
   if (options_.diagnostics) options_.diagnostics(line);
 }

@@ -70,6 +70,11 @@ class WorkerPool {
     }
     cv_.notify_one();
   }
+  // Nothing queued and nothing running.
+  bool idle() {
+    std::lock_guard lock(mu_);
+    return queue_.empty() && running_ == 0;
+  }
   // Runs what is queued, then stops the threads.
   void finish() {
     {
@@ -93,11 +98,15 @@ class WorkerPool {
         if (queue_.empty()) return;
         message = std::move(queue_.front());
         queue_.pop_front();
+        ++running_;
       }
       space_.notify_one();
-      if (out_.failed()) continue;  // the client is gone: nobody reads the answer
-      auto reply = server_.handle_message(message, session_, related);
-      if (reply) out_.write(*reply);
+      if (!out_.failed()) {  // else the client is gone: nobody reads the answer
+        auto reply = server_.handle_message(message, session_, related);
+        if (reply) out_.write(*reply);
+      }
+      std::lock_guard lock(mu_);
+      --running_;
     }
   }
 
@@ -110,6 +119,7 @@ class WorkerPool {
   std::condition_variable space_;  // a slot in the queue freed up
   std::deque<Message> queue_;
   bool closing_ = false;
+  size_t running_ = 0;  // messages taken by a worker and not yet answered
   std::vector<std::thread> threads_;
 };
 
@@ -134,7 +144,9 @@ void handle_line(std::string_view line, McpServer& server, Session& session, Wor
   Incoming& item = input.items.front();
   if (item.error_response) {
     out.write(*item.error_response);
-  } else if (McpServer::must_run_inline(*item.message)) {
+  } else if (McpServer::must_run_inline(*item.message) ||
+             (server.is_quick_call(*item.message) && pool.idle())) {
+    // (A quick call with nothing else in flight runs here: no hand-off.)
     auto reply = server.handle_message(*item.message, session, related);
     if (reply) out.write(*reply);
   } else {

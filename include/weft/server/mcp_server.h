@@ -103,6 +103,9 @@ class McpServer {
   // True for messages a transport must handle in arrival order on its reader
   // thread (lifecycle, cancellation, responses) rather than on a worker.
   static bool must_run_inline(const Message& message);
+  // True for a tools/call of a quick tool (ToolSpec::quick), which a
+  // transport may run inline when nothing else is in flight.
+  bool is_quick_call(const Message& message) const;
 
   const ServerOptions& options() const { return options_; }
   const ToolRegistry& tools() const { return *tools_; }

@@ -107,6 +107,11 @@ struct ToolSpec {
   // Runs where the root's workspace kernel runs: a front end process sends the
   // call there (ToolRegistry::set_forwarder) instead of running the handler.
   bool via_kernel = false;
+  // Small, bounded work that never waits for a person or a long scan (e.g.
+  // block_append's buffered chunk): a stdio server may run it on its reader
+  // thread when no other request is in flight, saving a thread hand-off per
+  // call on the streaming path.
+  bool quick = false;
 
   // The Tool object of tools/list.
   Json to_json() const;

@@ -274,7 +274,7 @@ ToolSpec block_status_tool() {
 }
 
 ToolSpec block_append_tool() {
-  return write_tool(
+  ToolSpec spec = write_tool(
       "block_append", "Append text to a block",
       "Append text to the end of a block: the streaming path for a model's output (send each "
       "chunk as it comes; the kernel batches them, committing at a line break, every 50 bytes "
@@ -283,6 +283,8 @@ ToolSpec block_append_tool() {
       {{"block_id", block_id_prop()},
        {"text", string_prop("The text to add (up to 64 KiB, UTF-8)", 1)}},
       {"block_id", "text"}, run_append, false);
+  spec.quick = true;  // a buffered chunk of at most 64 KiB
+  return spec;
 }
 
 ToolSpec block_edit_tool() {
