@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -113,6 +114,56 @@ TEST_F(StdioTest, RequestsRunConcurrentlyAndCancelStopsThem) {
   close_input();
   EXPECT_TRUE(done_.get().ok());
   EXPECT_TRUE(read_message().is_null());
+}
+
+// A quick tool (ToolSpec::quick) runs on the reader thread when nothing else
+// is in flight, and on a worker when another request is running.
+class StdioQuickToolTest : public StdioTest {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(pipe(in_), 0);
+    ASSERT_EQ(pipe(out_), 0);
+    auto tools = testing::toy_tools();
+    ToolSpec where;
+    where.name = "where";
+    where.description = "Says whether it ran on the reader thread.";
+    where.input_schema = Json::parse(R"({"type":"object","additionalProperties":false})");
+    where.quick = true;
+    where.handler = [this](const Json&, ToolContext&) -> Result<ToolOutput> {
+      const bool reader = std::this_thread::get_id() == reader_.load();
+      return ToolOutput{reader ? "reader" : "worker", nullptr, nullptr};
+    };
+    ASSERT_TRUE(tools->add(std::move(where)).ok());
+    server_ = std::make_unique<McpServer>(ServerOptions{}, tools);
+    done_ = std::async(std::launch::async, [this] {
+      reader_.store(std::this_thread::get_id());
+      Status s = serve_stdio(*server_, in_[0], out_[1], StdioOptions{4});
+      close(out_[1]);
+      return s;
+    });
+  }
+  std::string call_where(const std::string& id) {
+    write_line(R"({"jsonrpc":"2.0","id":")" + id +
+               R"(","method":"tools/call","params":{"name":"where"}})");
+    for (;;) {
+      Json m = read_message();
+      if (m.is_null()) return "";
+      if (m["id"] == id) return m["result"]["content"][0]["text"];
+    }
+  }
+  std::atomic<std::thread::id> reader_{};
+};
+
+TEST_F(StdioQuickToolTest, RunsInlineOnlyWhenNothingElseIsInFlight) {
+  EXPECT_EQ(call_where("a"), "reader");
+  EXPECT_EQ(call_where("b"), "reader");
+  write_line(R"({"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"slow"}})");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a worker has taken it
+  EXPECT_EQ(call_where("c"), "worker");
+  write_line(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"test"}})");
+  close_input();
+  EXPECT_TRUE(done_.get().ok());
 }
 
 TEST_F(StdioTest, ManyParallelRequestsAllGetWholeLines) {
