@@ -138,8 +138,8 @@ class Doc {
   // builds a state without the element ids a local delete names; the first
   // local delete on it replays the history once more to rebuild them.
   Result<ImportStatus> import(std::string_view data, std::string_view origin = "");
-  // import() with `options` (see ImportOptions); as atomic. Costs what
-  // import() does: the work is proportional to the data, not the doc.
+  // import() with `options` (see ImportOptions); as atomic, and at the
+  // same cost (no copy of the doc).
   Result<ImportStatus> import(std::string_view data, const ImportOptions& options,
                               std::string_view origin = "");
   // Loro JSON updates (schema_version 1) with every op not in `from`.
