@@ -4,12 +4,15 @@
 #define WEFT_TESTS_SERVER_SERVER_TEST_UTIL_H_
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "weft/server/mcp_server.h"
+#include "weft/server/workspace_server.h"
 
 namespace weft::server::testing {
 
@@ -45,6 +48,17 @@ inline std::shared_ptr<ToolRegistry> toy_tools() {
   (void)registry->add(std::move(echo));
   (void)registry->add(std::move(slow));
   return registry;
+}
+
+// `weft serve`'s workspace on `root`: the kernel and live sync, its state
+// under `state_home` (XDG_STATE_HOME).
+inline Result<WorkspaceServer> make_live_workspace(const std::filesystem::path& root,
+                                                   const std::filesystem::path& state_home) {
+  setenv("XDG_STATE_HOME", state_home.c_str(), 1);
+  WorkspaceServerOptions options;
+  options.root = root.string();
+  options.live_sync = true;
+  return make_workspace_server(options);
 }
 
 // Collects what a Session or a request sends.

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "server/server_test_util.h"
 #include "support/test_support.h"
 #include "weft/crdt/doc.h"
 #include "weft/server/http_transport.h"
@@ -109,11 +110,7 @@ class SyncTransportTest : public ::testing::Test {
     std::ofstream(root_ / "locked" / "b.txt") << "frozen\n";
     std::ofstream(root_ / "weft.toml")
         << "[permissions]\nrules = [\n  { glob = \"locked/**\", level = \"read_only\" },\n]\n";
-    setenv("XDG_STATE_HOME", (tmp_.path() / "state").c_str(), 1);
-    WorkspaceServerOptions options;
-    options.root = root_.string();
-    options.live_sync = true;
-    auto built = make_workspace_server(options);
+    auto built = testing::make_live_workspace(root_, tmp_.path() / "state");
     ASSERT_TRUE(built.ok()) << built.status();
     built_ = std::move(*built);
     ASSERT_NE(built_.sync, nullptr);

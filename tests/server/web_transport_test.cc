@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/server_test_util.h"
 #include "support/test_support.h"
 #include "weft/server/http_transport.h"
 #include "weft/server/web_assets.h"
@@ -94,11 +95,7 @@ class WebTransportTest : public ::testing::Test {
     std::ofstream(root_ / "vendor" / "lib.c") << "int x;\n";
     std::ofstream(root_ / "weft.toml")
         << "[permissions]\nrules = [\n  { glob = \"vendor/**\", level = \"read_only\" },\n]\n";
-    setenv("XDG_STATE_HOME", (tmp_.path() / "state").c_str(), 1);
-    WorkspaceServerOptions options;
-    options.root = root_.string();
-    options.live_sync = true;
-    auto built = make_workspace_server(options);
+    auto built = testing::make_live_workspace(root_, tmp_.path() / "state");
     ASSERT_TRUE(built.ok()) << built.status();
     built_ = std::move(*built);
     HttpOptions http;
