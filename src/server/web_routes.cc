@@ -18,6 +18,42 @@ using Json = nlohmann::json;
 
 constexpr size_t kMaxHistory = 1000;
 constexpr size_t kSniffBytes = 8192;
+// History for people: one writer's run of changes (a person's keystrokes
+// over live sync, an agent's burst of edits) reads as one entry, as in a
+// document editor's version history. A run ends at another author or
+// message, a pause longer than kHistoryPauseS, or after kHistorySpanS.
+constexpr int64_t kHistoryPauseS = 60;
+constexpr int64_t kHistorySpanS = 600;
+constexpr size_t kHistoryScan = 20000;  // changes looked at for one page of entries
+
+// One history entry: the run of changes from `oldest` to `newest` (the same
+// change for a single one); from -> version is the run's diff.
+Json history_entry(const source::FileHistoryEntry& newest, const source::FileHistoryEntry& oldest,
+                   size_t changes) {
+  return Json{{"version", newest.version},     {"from", oldest.before},
+              {"author", newest.author},       {"message", newest.message},
+              {"timestamp", newest.timestamp}, {"first_timestamp", oldest.timestamp},
+              {"changes", changes}};
+}
+
+// Changes, newest first, as at most `limit` runs (see kHistoryPauseS).
+Json history_runs(const std::vector<source::FileHistoryEntry>& changes, size_t limit) {
+  Json out = Json::array();
+  size_t i = 0;
+  while (i < changes.size() && out.size() < limit) {
+    const source::FileHistoryEntry& newest = changes[i];
+    size_t j = i + 1;
+    while (j < changes.size() && changes[j].author == newest.author &&
+           changes[j].message == newest.message &&
+           changes[j - 1].timestamp - changes[j].timestamp <= kHistoryPauseS &&
+           newest.timestamp - changes[j].timestamp <= kHistorySpanS) {
+      ++j;
+    }
+    out.push_back(history_entry(newest, changes[j - 1], j - i));
+    i = j;
+  }
+  return out;
+}
 
 bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() &&
@@ -421,14 +457,15 @@ WebResponse WebRoutes::handle_api(const WebRequest& request, std::string_view pa
       }
       limit = std::min(v, kMaxHistory);
     }
-    auto h = kernel->history(*p, limit);
+    // `changes=1`: every change on its own (the versions rollback takes).
+    const bool each = query_param(query, "changes").value_or("") == "1";
+    auto h = kernel->history(*p, each ? limit : kHistoryScan);
     if (!h.ok()) return status_response(h.status());
     Json list = Json::array();
-    for (const auto& e : *h) {
-      list.push_back(Json{{"version", e.version},
-                          {"author", e.author},
-                          {"message", e.message},
-                          {"timestamp", e.timestamp}});
+    if (each) {
+      for (const auto& e : *h) list.push_back(history_entry(e, e, 1));
+    } else {
+      list = history_runs(*h, limit);
     }
     return json_response(200, Json{{"path", *p}, {"entries", std::move(list)}});
   }

@@ -126,6 +126,7 @@ crdt::ID change_end(const crdt::ChangeMeta& change) {
 FileHistoryEntry history_entry(const crdt::ChangeMeta& change) {
   FileHistoryEntry entry;
   entry.version = encode_version(crdt::Frontiers{change_end(change)});
+  entry.before = encode_version(crdt::Frontiers(change.deps));
   entry.timestamp = change.timestamp;
   if (change.message) {
     const std::string& m = *change.message;

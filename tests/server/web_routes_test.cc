@@ -19,6 +19,7 @@ namespace weft::server {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Json = nlohmann::json;
 
 struct Env {
@@ -253,6 +254,58 @@ TEST(WebRoutes, HistoryDiffAndRollback) {
   Json after = json_of(routes.handle(get("/api/history?path=notes/a.md")));
   EXPECT_EQ(after["entries"][0]["author"], "human:alice");
   EXPECT_EQ(routes.handle(get("/api/rollback"))->status, 405);
+}
+
+TEST(WebRoutes, HistoryGroupsAWritersRunOfChanges) {
+  Env env;
+  // Three quick changes by one agent, then one by a person: two entries.
+  std::string text = testing::read_file(env.root() / "notes/a.md");
+  std::vector<std::string> versions;
+  for (const char* line : {"alpha\n", "beta\n", "gamma\n"}) {
+    text += line;
+    auto r = env.kernel->change_text("notes/a.md", agent("claude"), source::FileOp::kOverwrite,
+                                     replace_with(text));
+    ASSERT_TRUE(r.ok()) << r.status();
+    versions.push_back(r->version);
+  }
+  auto person = env.kernel->change_text("notes/a.md", source::Attribution{"human:ada", "edit", std::nullopt},
+                                        source::FileOp::kOverwrite, replace_with(text + "delta\n"));
+  ASSERT_TRUE(person.ok()) << person.status();
+  WebRoutes routes(env.workspace, {});
+
+  Json h = json_of(routes.handle(get("/api/history?path=notes/a.md")));
+  const Json& entries = h["entries"];
+  ASSERT_GE(entries.size(), 2u) << h.dump();
+  EXPECT_EQ(entries[0]["author"], "human:ada");
+  EXPECT_EQ(entries[0]["changes"], 1);
+  EXPECT_EQ(entries[1]["author"], "agent:claude");
+  EXPECT_EQ(entries[1]["changes"], 3) << h.dump();
+  EXPECT_EQ(entries[1]["version"], versions.back());
+  EXPECT_LE(entries[1]["first_timestamp"].get<int64_t>(), entries[1]["timestamp"].get<int64_t>());
+
+  // The run's diff covers its three changes, and nothing of the person's.
+  Json d = json_of(routes.handle(get("/api/diff?path=notes/a.md&from=" +
+                                     entries[1]["from"].get<std::string>() +
+                                     "&to=" + entries[1]["version"].get<std::string>())));
+  const std::string diff = d["diff"].get<std::string>();
+  EXPECT_THAT(diff, HasSubstr("+alpha"));
+  EXPECT_THAT(diff, HasSubstr("+gamma"));
+  EXPECT_THAT(diff, Not(HasSubstr("+delta")));
+
+  // The oldest entry starts from the file's beginning (or its first import).
+  const Json& oldest = entries.back();
+  auto first = routes.handle(get("/api/diff?path=notes/a.md&from=" +
+                                 oldest["from"].get<std::string>() +
+                                 "&to=" + oldest["version"].get<std::string>()));
+  EXPECT_EQ(first->status, 200) << first->body;
+
+  // changes=1 lists each change alone; limit counts entries, not changes.
+  Json each = json_of(routes.handle(get("/api/history?path=notes/a.md&changes=1")));
+  EXPECT_EQ(each["entries"].size(), entries.size() + 2) << each.dump();
+  EXPECT_EQ(each["entries"][1]["changes"], 1);
+  Json one = json_of(routes.handle(get("/api/history?path=notes/a.md&limit=2")));
+  ASSERT_EQ(one["entries"].size(), 2u);
+  EXPECT_EQ(one["entries"][1]["changes"], 3);
 }
 
 TEST(WebRoutes, ApproveAndRejectAsAPerson) {

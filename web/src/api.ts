@@ -90,11 +90,16 @@ export interface FileInfo {
   state?: FileState;
 }
 
+// One entry of a file's history: a writer's run of changes (see docs/web.md),
+// from `from` (the version its first change was made on) to `version`.
 export interface HistoryEntry {
   version: string;
+  from: string;
   author: string;
   message: string;
   timestamp: number;
+  first_timestamp: number;
+  changes: number;
 }
 
 export interface Approval {
@@ -119,8 +124,8 @@ export const api = {
   file: (path: string) => call<FileInfo>("GET", `file?path=${q(path)}`),
   history: (path: string, limit = 200) =>
     call<{ entries: HistoryEntry[] }>("GET", `history?path=${q(path)}&limit=${limit}`),
-  diff: (path: string, to: string) =>
-    call<{ diff: string }>("GET", `diff?path=${q(path)}&to=${q(to)}`),
+  diff: (path: string, from: string, to: string) =>
+    call<{ diff: string }>("GET", `diff?path=${q(path)}&from=${q(from)}&to=${q(to)}`),
   rollback: (path: string, version: string) =>
     call<{ applied: boolean; pending_approval: string }>("POST", "rollback", {
       path,

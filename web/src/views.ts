@@ -66,6 +66,10 @@ export async function treeView(main: HTMLElement): Promise<void> {
 
 // The history of one file: each change with author and time, its diff, and
 // a rollback button. `compact`: the panel beside the editor.
+function changesText(n: number): string {
+  return n === 1 ? "Change" : `${n} changes`;
+}
+
 export async function historyPanel(path: string, compact: boolean): Promise<HTMLElement> {
   const section = h("section", { class: compact ? "history compact" : "history", "aria-label": `History of ${path}` });
   const status = h("div", { class: "panel-status", role: "status" });
@@ -85,8 +89,8 @@ export async function historyPanel(path: string, compact: boolean): Promise<HTML
       show.setAttribute("aria-expanded", String(!open));
       if (open) return void diffBox.replaceChildren();
       try {
-        const d = await api.diff(path, e.version);
-        diffBox.replaceChildren(diffView(d.diff, `Change by ${e.author}`));
+        const d = await api.diff(path, e.from, e.version);
+        diffBox.replaceChildren(diffView(d.diff, `${changesText(e.changes)} by ${e.author}`));
       } catch (err) {
         diffBox.replaceChildren(notice((err as Error).message, "error"));
       }
@@ -111,6 +115,7 @@ export async function historyPanel(path: string, compact: boolean): Promise<HTML
       " ",
       h("time", { datetime: new Date(e.timestamp * 1000).toISOString() }, timeText(e.timestamp)),
       e.message ? h("span", { class: "what" }, ` ${e.message}`) : null,
+      e.changes > 1 ? h("span", { class: "what" }, ` (${changesText(e.changes)})`) : null,
       actions,
       diffBox));
   }

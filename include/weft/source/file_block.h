@@ -60,6 +60,7 @@ Result<crdt::Frontiers> decode_version(std::string_view version);
 
 struct FileHistoryEntry {
   std::string version;  // the file's state right after this change
+  std::string before;   // the version the change was made on (its parents)
   std::string author;   // the origin: "agent:claude-code"
   std::string message;  // what: "fs_edit"
   int64_t timestamp = 0;
