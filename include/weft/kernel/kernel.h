@@ -9,9 +9,10 @@
 // person becomes a pending approval and the file stays as it is until a
 // person approves it. A person's own change (origin "human:<name>": the CLI,
 // the web page) is that decision: the `human` and `partner` levels and
-// escalate rules do not ask them (read_only still denies). A change on disk (an editor, git, the shell) reaches
-// the block through the watcher, or when a tool next touches the file, and is
-// reconciled by fork-and-compare (source::FileBlock::reconcile).
+// escalate rules do not ask them (read_only still denies). A change on disk
+// (an editor, git, the shell) reaches the block through the watcher, or when a
+// tool next touches the file, and is reconciled by fork-and-compare
+// (source::FileBlock::reconcile).
 //
 // Files that are not text (invalid UTF-8, a NUL byte, or larger than
 // max_block_bytes) have no block: their block, if they had one, is frozen
