@@ -167,7 +167,8 @@ Result<ChangeOutcome> Kernel::approve(std::string_view id, std::string_view pers
   source::Attribution who{a.author, a.what + " (approved by " + approver + ")", {}};
   ChangeOutcome out;
   if (a.op == "delete") {
-    WEFT_RETURN_IF_ERROR(k.apply_remove(a.path, true));
+    WEFT_RETURN_IF_ERROR(k.apply_remove(a.path, true, a.author));
+    out.removed = true;
   } else if (a.op == "move") {
     WEFT_RETURN_IF_ERROR(k.apply_move(a.path, a.target_path, a.overwrite));
   } else if (a.op == "copy") {

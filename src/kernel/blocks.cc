@@ -15,7 +15,7 @@ BlockWrite file_write(const std::string& path, const ChangeOutcome& out) {
   BlockWrite w;
   w.block_id = file_block_id(path);
   w.version = out.version;
-  w.changed = out.applied && out.old_text != out.new_text;
+  w.changed = out.applied && (out.created || out.removed || out.old_text != out.new_text);
   w.pending_approval = out.pending_approval;
   w.rule = out.rule;
   w.status = BlockStatus::kDone;
@@ -125,7 +125,7 @@ Result<BlockRemoval> Blocks::remove(const source::Attribution& who, std::string_
   if (id.type == BlockId::Type::kMemory) {
     r.block_id = memory_block_id(id.agent, id.label);
     // A person is the "system" of seed 002: not bound by the block's permission.
-    Status s = b.memory->delete_block(id.agent, id.label, who.origin.rfind("human:", 0) == 0);
+    Status s = b.memory->delete_block(id.agent, id.label, is_person(who.origin));
     if (s.code() == StatusCode::kNotFound) {
       return not_found("no memory block '" + id.label + "' of agent " + id.agent +
                        " (block_list kind memory shows them)");
@@ -155,7 +155,7 @@ Result<BlockWrite> Blocks::set_status(const source::Attribution& who, std::strin
   WEFT_ASSIGN_OR_RETURN(auto e, b.conv(std::string(block_id)));
   std::lock_guard lock(e->mu);
   WEFT_RETURN_IF_ERROR(b.flush_locked(*e));
-  WEFT_RETURN_IF_ERROR(b.check_write(*e, doc::MemoryOp::kAppend));
+  WEFT_RETURN_IF_ERROR(b.check_write(*e, doc::MemoryOp::kAppend, &who));
   e->open_unit_author.clear();
   BlockWrite w = b.write_of(*e);
   if (e->status == status) return w;
@@ -243,7 +243,7 @@ Result<BlockWrite> change_block(Blocks::Impl& b, const source::Attribution& who,
     std::lock_guard lock(e->mu);
     WEFT_RETURN_IF_ERROR(b.flush_locked(*e));
     WEFT_RETURN_IF_ERROR(b.ensure_loaded(*e));
-    WEFT_RETURN_IF_ERROR(b.check_write(*e, doc::MemoryOp::kOverwrite));
+    WEFT_RETURN_IF_ERROR(b.check_write(*e, doc::MemoryOp::kOverwrite, &who));
     WEFT_ASSIGN_OR_RETURN(std::vector<TextSplice> splices, plan(e->text, e->starts));
     return b.commit_splices(*e, splices, who, false);
   }

@@ -337,21 +337,26 @@ BlockWrite Blocks::Impl::write_of(const ConvEntry& e) const {
   return w;
 }
 
-Status Blocks::Impl::check_write(const ConvEntry& e, doc::MemoryOp op) const {
+Status Blocks::Impl::check_write(const ConvEntry& e, doc::MemoryOp op,
+                                 const source::Attribution* who) const {
   if (e.deleted) {
     return failed_precondition("'" + e.id + "' was deleted by " + e.deleted_by +
                                ": it can be read but not changed; " + e.deleted_by +
                                "'s block_undo on it restores it");
+  }
+  if (who && decision_for(*who, doc::permission_decision(e.permission, op)) ==
+                 doc::PermissionDecision::kAllowed) {
+    return Status();
   }
   return doc::check_permission(e.permission, op, e.id);
 }
 
 Status Blocks::Impl::check_remove(const ConvEntry& e, const source::Attribution& who) const {
   // The creator and persons delete what they may rewrite; others need admin.
-  const bool own = agent_name_of(who.origin) == e.agent || who.origin.rfind("human:", 0) == 0;
+  const bool own = agent_name_of(who.origin) == e.agent || is_person(who.origin);
   const doc::MemoryOp op = own ? doc::MemoryOp::kOverwrite : doc::MemoryOp::kDelete;
   const std::string perm(doc::memory_permission_name(e.permission));
-  switch (doc::permission_decision(e.permission, op)) {
+  switch (decision_for(who, doc::permission_decision(e.permission, op))) {
     case doc::PermissionDecision::kAllowed:
       return Status();
     case doc::PermissionDecision::kNeedsApproval:
@@ -551,7 +556,7 @@ Status Blocks::Impl::flush_locked(ConvEntry& e) {
 
 Result<BlockWrite> Blocks::Impl::conv_append(const source::Attribution& who, ConvEntry& e,
                                              std::string_view text) {
-  WEFT_RETURN_IF_ERROR(check_write(e, doc::MemoryOp::kAppend));
+  WEFT_RETURN_IF_ERROR(check_write(e, doc::MemoryOp::kAppend, &who));
   WEFT_RETURN_IF_ERROR(check_block_text(text, "the appended text", kMaxAppendBytes));
   if (text.empty()) return write_of(e);
   if (!e.pending.empty() && e.pending_who.origin != who.origin) {
@@ -629,7 +634,7 @@ Result<BlockWrite> Blocks::Impl::conv_undo(const source::Attribution& who, ConvE
     w.changed = true;
     return w;
   }
-  WEFT_RETURN_IF_ERROR(check_write(e, doc::MemoryOp::kOverwrite));
+  WEFT_RETURN_IF_ERROR(check_write(e, doc::MemoryOp::kOverwrite, &who));
   WEFT_ASSIGN_OR_RETURN(source::ChangeResult change,
                         e.block->revert_change(step.before, step.after, who));
   from.pop_back();
@@ -649,7 +654,7 @@ Result<BlockWrite> Blocks::Impl::conv_undo(const source::Attribution& who, ConvE
 Result<BlockWrite> Blocks::Impl::conv_rollback(const source::Attribution& who, ConvEntry& e,
                                                std::string_view version) {
   WEFT_RETURN_IF_ERROR(ensure_loaded(e));
-  WEFT_RETURN_IF_ERROR(check_write(e, doc::MemoryOp::kOverwrite));
+  WEFT_RETURN_IF_ERROR(check_write(e, doc::MemoryOp::kOverwrite, &who));
   WEFT_ASSIGN_OR_RETURN(std::string target, e.block->text_at(version));
   WEFT_ASSIGN_OR_RETURN(source::ChangeResult change, e.block->change(target, who));
   WEFT_RETURN_IF_ERROR(after_change(e, change, who, true, false));

@@ -167,7 +167,9 @@ struct Blocks::Impl {
   void notify(const std::string& id, const std::string& version, const std::string& origin);
   BlockWrite write_of(const ConvEntry& e) const;
   // The block's permission for `op`; kFailedPrecondition for a deleted block.
-  Status check_write(const ConvEntry& e, doc::MemoryOp op) const;
+  // With `who`, a person's write needs no approval (is_person).
+  Status check_write(const ConvEntry& e, doc::MemoryOp op,
+                     const source::Attribution* who = nullptr) const;
   // Whether `who` may delete `e` (Blocks::remove's rule).
   Status check_remove(const ConvEntry& e, const source::Attribution& who) const;
   // Writes the block's row metadata (status, tombstone, undo log) to the store.

@@ -75,8 +75,15 @@ Result<BlockWrite> Blocks::Impl::memory_text_write(
         "(fields: " + field_names(d->schema()) + ")");
   }
   d->auto_attribution(who.what.empty() ? "block_write" : who.what);
+  // A person's write to a Human or Partner block is that person's decision
+  // (the text has no read-only fields or sections a system write would pass).
+  const bool person_decides =
+      is_person(who.origin) &&
+      doc::permission_decision(d->permission(), is_append ? doc::MemoryOp::kAppend
+                                                          : doc::MemoryOp::kOverwrite) ==
+          doc::PermissionDecision::kNeedsApproval;
   if (is_append) {
-    WEFT_RETURN_IF_ERROR(d->append_text(appended));
+    WEFT_RETURN_IF_ERROR(d->append_text(appended, std::nullopt, person_decides));
   } else {
     WEFT_ASSIGN_OR_RETURN(std::string old, d->text_content());
     WEFT_ASSIGN_OR_RETURN(std::string next, f(old));
@@ -88,7 +95,7 @@ Result<BlockWrite> Blocks::Impl::memory_text_write(
       w.status = BlockStatus::kDone;
       return w;
     }
-    WEFT_RETURN_IF_ERROR(d->set_text(next));
+    WEFT_RETURN_IF_ERROR(d->set_text(next, std::nullopt, person_decides));
   }
   return memory_saved(*d, id, who);
 }

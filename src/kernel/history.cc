@@ -79,6 +79,65 @@ namespace {
 
 enum class UndoDirection { kUndo, kRedo };
 
+// The newest step of who's undo (or redo) stack on `e` (locked) is a delete
+// of the file: undo writes the file back with the block's text, redo
+// deletes it again. The rules decide as for a create / a delete.
+Result<ChangeOutcome> undo_or_redo_delete(Kernel::Impl& k, FileEntry& e,
+                                          const source::Attribution& who, bool undo) {
+  UndoStacks& stacks = e.undo[who.origin];
+  auto& from = undo ? stacks.undo : stacks.redo;
+  auto& to = undo ? stacks.redo : stacks.undo;
+  const source::FileOp op = undo ? source::FileOp::kCreate : source::FileOp::kDelete;
+  if (undo && !e.deleted) {
+    // Someone wrote the file again since: there is nothing to bring back, and
+    // a redo would delete their file.
+    from.pop_back();
+    WEFT_RETURN_IF_ERROR(k.persist(e));
+    return failed_precondition("'" + e.path + "' exists again (written since " + who.origin +
+                               " deleted it), so there is nothing to restore; that undo step "
+                               "is dropped: undo again for your earlier changes, or "
+                               "block_rollback to a version from block_history");
+  }
+  auto d = k.current_rules()->decide(e.path, op);
+  d.decision = decision_for(who, d.decision);
+  if (source::is_configuration_path(e.path)) d.decision = doc::PermissionDecision::kDenied;
+  if (d.decision != doc::PermissionDecision::kAllowed) {
+    return permission_denied(describe_decision(d, e.path, op) +
+                             (d.decision == doc::PermissionDecision::kNeedsApproval
+                                  ? undo ? "; ask for it with fs_rollback instead"
+                                         : "; ask for it with fs_delete instead"
+                                  : ""));
+  }
+  UndoStep step = from.back();
+  ChangeOutcome out;
+  out.applied = true;
+  if (undo) {
+    // The block kept the text the file had when it was deleted.
+    out.created = true;
+    out.new_text = e.block->text();
+    from.pop_back();
+    to.push_back(step);
+    Status written = k.write_block_to_disk(e);
+    if (!written.ok()) {
+      to.pop_back();
+      from.push_back(step);
+      return written;
+    }
+  } else {
+    out.old_text = e.block->text();
+    out.removed = true;
+    if (!e.deleted) WEFT_RETURN_IF_ERROR(k.fs->remove(e.path, false));
+    from.pop_back();
+    to.push_back({step.before, e.block->version()});
+    e.deleted = true;
+    e.block->mark_synced(source::DiskState{});
+    WEFT_RETURN_IF_ERROR(k.persist(e));
+  }
+  out.version = e.block->version();
+  k.notify(e, who.origin);
+  return out;
+}
+
 Result<ChangeOutcome> undo_or_redo(Kernel::Impl& k, const std::string& path,
                                    const source::Attribution& who, UndoDirection direction) {
   std::unique_lock<std::mutex> lock;
@@ -95,15 +154,19 @@ Result<ChangeOutcome> undo_or_redo(Kernel::Impl& k, const std::string& path,
                                (direction == UndoDirection::kUndo ? "change" : "undone change") +
                                " to '" + path + "' left in this kernel's log");
   }
+  UndoStep step = from.back();
+  if (step.before == kFileDeleteStep) {
+    return undo_or_redo_delete(k, *e, who, direction == UndoDirection::kUndo);
+  }
   // Checked after "nothing to undo", so that answer does not hide behind a rule.
   auto d = k.current_rules()->decide(path, source::FileOp::kOverwrite);
+  d.decision = decision_for(who, d.decision);
   if (d.decision != doc::PermissionDecision::kAllowed) {
     return permission_denied(describe_decision(d, path, source::FileOp::kOverwrite) +
                              (d.decision == doc::PermissionDecision::kNeedsApproval
                                   ? "; ask for the change with fs_rollback instead"
                                   : ""));
   }
-  UndoStep step = from.back();
   ChangeOutcome out;
   out.old_text = e->block->text();
   WEFT_ASSIGN_OR_RETURN(source::ChangeResult change,

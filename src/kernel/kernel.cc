@@ -132,6 +132,16 @@ void Kernel::Impl::notify_listeners(const std::string& block_id, const std::stri
 
 // ---------------------------------------------------------------- agents' changes
 
+bool is_person(std::string_view origin) { return origin.rfind("human:", 0) == 0; }
+
+doc::PermissionDecision decision_for(const source::Attribution& who,
+                                     doc::PermissionDecision decision) {
+  if (decision == doc::PermissionDecision::kNeedsApproval && is_person(who.origin)) {
+    return doc::PermissionDecision::kAllowed;
+  }
+  return decision;
+}
+
 std::string describe_decision(const source::RuleDecision& decision, std::string_view path,
                               source::FileOp op) {
   std::string what = std::string(source::file_op_name(op)) + " of '" + std::string(path) + "'";
@@ -195,6 +205,7 @@ Result<ChangeOutcome> Kernel::change_text(std::string_view path_view,
     WEFT_ASSIGN_OR_RETURN(std::string new_text, transform(old_text));
     source::FileOp effective = refine_op(op, old_text, new_text);
     source::RuleDecision d = rules->decide(path, effective);
+    d.decision = decision_for(who, d.decision);
     out.old_text = old_text.value_or("");
     if (d.decision == doc::PermissionDecision::kDenied) {
       return permission_denied(describe_decision(d, path, effective));

@@ -158,7 +158,14 @@ struct Kernel::Impl {
   void rename_block(const std::shared_ptr<FileEntry>& e, const std::string& from,
                     const std::string& to);
   // The file operations once the rules allowed them (or a person approved).
-  Status apply_remove(const std::string& path, bool recursive);
+  // apply_remove gives every text file it deletes a block first (so its
+  // history and text are kept) and, with an `undo_author`, records the
+  // delete as that author's undo step on each file it deleted.
+  Status apply_remove(const std::string& path, bool recursive,
+                      const std::string& undo_author = "");
+  // Marks `e` (locked) deleted after its file went; with an `undo_author`,
+  // records the delete on that author's undo stack. Stores it.
+  void mark_removed(FileEntry& e, const std::string& undo_author);
   Status apply_move(const std::string& from, const std::string& to, bool overwrite);
   Status apply_copy(const std::string& from, const std::string& to, bool overwrite);
   void evict_if_needed();
@@ -209,6 +216,20 @@ struct Kernel::Impl {
   void record_undo(FileEntry& e, const std::string& author, const source::ChangeResult& change,
                    bool from_undo_or_redo);
 };
+
+// A person's origin ("human:<name>": the CLI as its user, the web page, a
+// live-sync editor). A person's own action is the decision that the
+// `human` and `partner` levels, an escalate rule and a block's Human or
+// Partner permission wait for, so it needs no approval; a denial still binds.
+bool is_person(std::string_view origin);
+// `decision` as it binds `who`: kNeedsApproval is kAllowed for a person.
+doc::PermissionDecision decision_for(const source::Attribution& who,
+                                     doc::PermissionDecision decision);
+
+// The `before` of a file's undo step that deleted the file (its `after`: the
+// block's version then). The deleter's undo writes the file back; redo
+// deletes it again.
+inline constexpr std::string_view kFileDeleteStep = "#delete";
 
 // The rule's message for a denied or approval-bound operation.
 std::string describe_decision(const source::RuleDecision& decision, std::string_view path,

@@ -62,6 +62,7 @@ Result<ChangeOutcome> Kernel::remove(std::string_view path_view, const source::A
       return permission_denied("delete of '" + v + "' is not allowed (weft's own configuration)");
     }
     auto d = rules->decide(v, source::FileOp::kDelete);
+    d.decision = decision_for(who, d.decision);
     if (d.decision == doc::PermissionDecision::kDenied) {
       return permission_denied(describe_decision(d, v, source::FileOp::kDelete));
     }
@@ -100,22 +101,64 @@ Result<ChangeOutcome> Kernel::remove(std::string_view path_view, const source::A
       return failed_precondition("'" + path + "' is a directory that is not empty; set recursive");
     }
   }
-  WEFT_RETURN_IF_ERROR(k.apply_remove(path, recursive));
+  WEFT_RETURN_IF_ERROR(k.apply_remove(path, recursive, who.origin));
   out.applied = true;
+  out.removed = true;
   return out;
 }
 
-Status Kernel::Impl::apply_remove(const std::string& path, bool recursive) {
+Status Kernel::Impl::apply_remove(const std::string& path, bool recursive,
+                                  const std::string& undo_author) {
+  // Every text file that goes gets its block first (a file no tool touched
+  // yet has none): the block keeps its text and history, so undo and
+  // rollback can write it back.
+  bool is_dir = false;
+  WEFT_ASSIGN_OR_RETURN(source::DiskState st, stat_file(path, &is_dir));
+  std::vector<std::string> files;
+  if (is_dir) {
+    auto listed = fs->glob(path == "." ? "**" : path + "/**");
+    if (listed.ok()) {
+      for (const auto& m : *listed) {
+        if (m.is_file) files.push_back(m.path);
+      }
+    }
+  } else if (st.size >= 0) {
+    files.push_back(path);
+  }
+  for (const auto& f : files) {
+    if (ignored(f, false)) continue;
+    auto e = entry(f);
+    if (!e.ok()) continue;
+    std::lock_guard lock((*e)->mu);
+    Status s = ensure_loaded(**e);
+    if (s.ok()) s = sync_from_disk(**e);
+    if (!s.ok() && s.code() != StatusCode::kFailedPrecondition) {
+      log("kernel: '" + f + "' before its delete: " + std::string(s.message()));
+    }
+  }
   WEFT_RETURN_IF_ERROR(fs->remove(path, recursive));
   for (auto& e : entries_under(path)) {
     std::lock_guard lock(e->mu);
-    if (e->store_id.empty() && !e->block) continue;
-    e->deleted = true;
-    if (e->block) e->block->mark_synced(source::DiskState{});
-    Status s = persist(*e);
-    if (!s.ok()) log("kernel: " + std::string(s.message()));
+    mark_removed(*e, undo_author);
   }
   return Status();
+}
+
+void Kernel::Impl::mark_removed(FileEntry& e, const std::string& undo_author) {
+  if (e.store_id.empty() && !e.block) return;
+  // Only a file that was there has its delete recorded (an entry under a
+  // deleted directory may be deleted already).
+  if (!e.deleted && !undo_author.empty() && e.frozen.empty()) {
+    std::string version = e.block ? e.block->version() : e.synced_version;
+    UndoStacks& stacks = e.undo[undo_author];
+    stacks.undo.push_back({std::string(kFileDeleteStep), version});
+    if (stacks.undo.size() > kMaxUndoEntries) stacks.undo.erase(stacks.undo.begin());
+    stacks.redo.clear();
+  }
+  e.deleted = true;
+  if (e.block) e.block->mark_synced(source::DiskState{});
+  Status s = persist(e);
+  if (!s.ok()) log("kernel: " + std::string(s.message()));
 }
 
 Result<ChangeOutcome> Kernel::move(std::string_view from_view, std::string_view to_view,
@@ -130,6 +173,7 @@ Result<ChangeOutcome> Kernel::move(std::string_view from_view, std::string_view 
     }
   }
   source::RuleDecision d = rules->decide_move(from, to);
+  d.decision = decision_for(who, d.decision);
   if (d.decision == doc::PermissionDecision::kDenied) {
     return permission_denied(describe_decision(d, from, source::FileOp::kMove) + " (to '" + to +
                              "')");
@@ -226,6 +270,7 @@ Result<ChangeOutcome> Kernel::copy(std::string_view from_view, std::string_view 
     return permission_denied("copying to '" + to + "' is not allowed (weft's own configuration)");
   }
   auto d = rules->decide(to, overwrite ? source::FileOp::kOverwrite : source::FileOp::kCreate);
+  d.decision = decision_for(who, d.decision);
   if (d.decision == doc::PermissionDecision::kDenied) {
     return permission_denied(describe_decision(d, to, source::FileOp::kCreate));
   }

@@ -146,6 +146,41 @@ TEST_F(BlockKernelCliTest, RmDeletesBlocksAndErrorsHaveExitCodes) {
   EXPECT_EQ(block("rollback file:x.md").exit_code, 2);     // --to is required
 }
 
+TEST_F(BlockKernelCliTest, RmOfAFileIsUndoneByWhoeverDeletedIt) {
+  EXPECT_EQ(block("rm file:notes.md").exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(root() / "notes.md"));
+  // Another author's stack has nothing of it.
+  EXPECT_NE(block("undo file:notes.md --agent bot").exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(root() / "notes.md"));
+  json undone = block_json("undo file:notes.md");
+  EXPECT_TRUE(undone.value("changed", false)) << undone.dump();
+  EXPECT_EQ(notes(), "one\ntwo\nthree\n");
+  EXPECT_EQ(block("redo file:notes.md").exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(root() / "notes.md"));
+  EXPECT_EQ(block("undo file:notes.md").exit_code, 0);  // a new process: the log was stored
+  EXPECT_EQ(notes(), "one\ntwo\nthree\n");
+}
+
+TEST_F(BlockKernelCliTest, APersonNeedsNoApprovalUnderHumanRulesAnAgentDoes) {
+  std::ofstream(root() / "other.md") << "other\n";
+  std::ofstream(root() / "weft.toml")
+      << "[permissions]\nrules = [ { glob = \"*.md\", level = \"human\" } ]\n";
+  json asked = block_json("rm file:other.md --agent bot");
+  EXPECT_FALSE(asked.value("pending_approval", "").empty()) << asked.dump();
+  EXPECT_TRUE(std::filesystem::exists(root() / "other.md"));
+  json edit = block_json("append file:other.md 'x\n' --agent bot");
+  EXPECT_FALSE(edit.value("pending_approval", "").empty()) << edit.dump();
+
+  json appended = block_json("append file:notes.md 'four\n'");
+  EXPECT_TRUE(appended.value("pending_approval", "").empty()) << appended.dump();
+  EXPECT_EQ(notes(), "one\ntwo\nthree\nfour\n");
+  json removed = block_json("rm file:notes.md");
+  EXPECT_TRUE(removed.value("pending_approval", "").empty()) << removed.dump();
+  EXPECT_FALSE(std::filesystem::exists(root() / "notes.md"));
+  EXPECT_EQ(block("undo file:notes.md").exit_code, 0);
+  EXPECT_EQ(notes(), "one\ntwo\nthree\nfour\n");
+}
+
 TEST_F(BlockKernelCliTest, RulesApplyToFileBlocks) {
   std::ofstream(root() / "weft.toml")
       << "[permissions]\nrules = [ { glob = \"notes.md\", level = \"read_only\" } ]\n";

@@ -62,7 +62,10 @@
 // creation) binds every later write, its creator's too: a read_only block
 // refuses every write with kPermissionDenied naming it, an append block
 // refuses all but append(), partner and human blocks answer
-// kFailedPrecondition "needs approval: ...".
+// kFailedPrecondition "needs approval: ...". A person's own call (origin
+// "human:<name>") is the approval those wait for: for persons, file blocks'
+// `human` and `partner` levels and escalate rules, and the Human and Partner
+// permissions of conversation and Text memory blocks, allow the change.
 //
 // Deleting (remove()). A conversation block is never erased: it gets a
 // tombstone (who deleted it, when), stored with its row, and keeps its
@@ -82,7 +85,8 @@
 // parent that is not deleted. Memory blocks are deleted in the store
 // (doc::MemoryOp::kDelete: admin, or any person; the label becomes free;
 // no undo). File blocks delete their file through the rules (Kernel::remove;
-// the block keeps its history, and rollback() writes the file back).
+// the block keeps its history; the deleter's undo() writes the file back,
+// redo() deletes it again, and rollback() writes any version back).
 //
 // Limits (kInvalidArgument / kResourceExhausted beyond them, saying so):
 // content given to one call kMaxContentBytes, one append kMaxAppendBytes, a

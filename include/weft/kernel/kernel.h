@@ -7,9 +7,12 @@
 // An agent's change goes: rules (weft.toml) -> CRDT commit attributed to the
 // agent -> store -> atomic write of the file. A change the rules send to a
 // person becomes a pending approval and the file stays as it is until a
-// person approves it. A change on disk (an editor, git, the shell) reaches
-// the block through the watcher, or when a tool next touches the file, and is
-// reconciled by fork-and-compare (source::FileBlock::reconcile).
+// person approves it. A person's own change (origin "human:<name>": the CLI,
+// the web page) is that decision: the `human` and `partner` levels and
+// escalate rules do not ask them (read_only still denies). A change on disk
+// (an editor, git, the shell) reaches the block through the watcher, or when a
+// tool next touches the file, and is reconciled by fork-and-compare
+// (source::FileBlock::reconcile).
 //
 // Files that are not text (invalid UTF-8, a NUL byte, or larger than
 // max_block_bytes) have no block: their block, if they had one, is frozen
@@ -66,6 +69,7 @@ struct ChangeOutcome {
   std::string pending_approval;   // the approval's id when a person must approve first
   std::string version;            // the block's version after the change ("" : not a block)
   bool created = false;           // the file did not exist before
+  bool removed = false;           // the change deleted the file (remove, redo of a delete)
   std::string old_text;           // the content the change was made on
   std::string new_text;           // the content it asked for
   std::string rule;               // the rule that sent it to approval (or "")
@@ -134,7 +138,10 @@ class Kernel {
   // rule; the transform's error; fs errors for the file.
   Result<ChangeOutcome> change_text(std::string_view path, const source::Attribution& who,
                                     source::FileOp op, const TextTransform& transform);
-  // Deletes a file or (recursive) a directory. Blocks keep their history.
+  // Deletes a file or (recursive) a directory. Every text file deleted gets
+  // (or keeps) its block with its history, and the delete is one undo step
+  // of who.origin on each file: their undo(path) writes the file back with
+  // the block's text, redo(path) deletes it again.
   Result<ChangeOutcome> remove(std::string_view path, const source::Attribution& who,
                                bool recursive);
   // Moves a file or directory; blocks move with their history.
@@ -162,8 +169,10 @@ class Kernel {
                            std::optional<std::string> to);
   Result<ChangeOutcome> rollback(std::string_view path, std::string_view version,
                                  const source::Attribution& who);
-  // The caller's (who.origin's) last change to the file, undone / redone.
-  // kFailedPrecondition when there is nothing to undo / redo.
+  // The caller's (who.origin's) last change to the file, undone / redone
+  // (a delete too: see remove). kFailedPrecondition when there is nothing to
+  // undo / redo, or when the file the undo would restore exists again (the
+  // step is dropped).
   Result<ChangeOutcome> undo(std::string_view path, const source::Attribution& who);
   Result<ChangeOutcome> redo(std::string_view path, const source::Attribution& who);
   // Every file block (under `path` when given, a file or a directory).
