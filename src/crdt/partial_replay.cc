@@ -64,23 +64,30 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int6
   // Lowering it can add ops to replay, hence the passes until it holds.
   DenseVv base = s.vv;
   base.meet(op_vv);
-  std::vector<uint32_t> past;  // indexes of the changes with units in (base, s.vv]
+  // A peer's changes are causally ordered, so the versions of its later
+  // changes hold those of its earlier ones: the first change past the base
+  // of each peer is the only one that can lower it.
   for (bool lowered = true; lowered;) {
     lowered = false;
-    changes_past(base, s.vv, past);
-    for (const uint32_t i : past) {
-      const Change& ch = changes[i];
-      // (The change's own earlier units are in its version up to lo.)
-      const std::span<const int32_t> deps = deps_vv(ch);
+    for (uint32_t q = 0; q < by_peer.size(); ++q) {
+      const Counter from = base.get(q);
+      if (from >= s.vv.get(q)) continue;
+      const std::vector<uint32_t>& list = by_peer[q];
+      auto it = std::partition_point(list.begin(), list.end(),
+                                     [&](uint32_t ci) { return changes[ci].end() <= from; });
+      if (it == list.end()) continue;
+      // (The change's own earlier units are in its version up to the base.)
+      const std::span<const int32_t> deps = deps_vv(changes[*it]);
       for (uint32_t p = 0; p < base.ends.size(); ++p) {
         const Counter held = p < deps.size() ? deps[p] : 0;
-        if (p != ch.peer && base.ends[p] > held) {
+        if (p != q && base.ends[p] > held) {
           base.ends[p] = held;
           lowered = true;
         }
       }
     }
   }
+  std::vector<uint32_t> past;  // indexes of the changes with units in (base, s.vv]
 
   // The ops to replay, an upper bound on the units they delete, the units
   // they insert and the lowest position they reach.
