@@ -108,7 +108,7 @@ import { WebSocket } from 'ws';
 // itself. Times are process.hrtime (CLOCK_MONOTONIC), the same in every
 // thread. An update is known by the marker it inserts (see fanoutWorker).
 const kClientsMode = process.env.SYNC_BENCH_CLIENTS || 'merging';
-const kWorkers = Math.max(2, Number(process.env.SYNC_BENCH_WORKERS || os.cpus().length));
+const kWorkers = Math.max(1, Number(process.env.SYNC_BENCH_WORKERS || os.cpus().length));
 
 async function fanout(server) {
   if (kClients % kWorkers !== 0) throw new Error(`${kClients} clients do not split over ${kWorkers} workers`);
