@@ -3,8 +3,9 @@
 # serve's /sync endpoint against loro-websocket's SimpleServer with the same
 # unmodified clients in the same run (bench/peers/sync_bench.mjs: fan-out of
 # 100 clients at 1,000 updates/s, disk write -> client, 1,000 idle
-# connections), and the Loro binary codec on automerge-paper against
-# loro-crdt (bench/loro_binary.sh). Prints JSON lines, one per measurement,
+# connections; SYNC_BENCH_CLIENTS=merging|forked|concurrent picks the
+# editors' load, see sync_bench.mjs), and the Loro binary codec on
+# automerge-paper against loro-crdt (bench/loro_binary.sh). Prints JSON lines, one per measurement,
 # each with its bars and whether they are met.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,11 +30,13 @@ const head = { suite: "sync", date: new Date().toISOString(),
 const line = (measurement, fields) => console.log(JSON.stringify({ ...head, measurement, ...fields }));
 const w = live.weft, p = live.peer;
 line("fanout", {
-  clients: 100, updates_per_s: 1000,
+  clients: 100, updates_per_s: 1000, load: w.fanout.load,
   relay_p50_ms: w.fanout.relay_p50_ms, relay_p99_ms: w.fanout.relay_p99_ms,
   peer_relay_p50_ms: p.fanout.relay_p50_ms, peer_relay_p99_ms: p.fanout.relay_p99_ms,
   cpu_us_per_update: w.fanout.cpu_us_per_update, peer_cpu_us_per_update: p.fanout.cpu_us_per_update,
   delivered_ratio: w.fanout.delivered_ratio, peer_delivered_ratio: p.fanout.delivered_ratio,
+  client_cpu_us_per_update: w.fanout.client_cpu_us_per_update,
+  peer_client_cpu_us_per_update: p.fanout.client_cpu_us_per_update,
   relay_bar: "weft p99 <= 1/5 of the peer, and less CPU per update",
   relay_bar_met: w.fanout.relay_p99_ms * 5 <= p.fanout.relay_p99_ms &&
     w.fanout.cpu_us_per_update < p.fanout.cpu_us_per_update && w.fanout.delivered_ratio === 1 });

@@ -6,11 +6,11 @@
 //
 // Prints one JSON object:
 //  - fanout.{weft,peer}: 100 clients in one room, 1,000 updates/s in total
-//    (each a real Loro update of an editor that never merges what it
-//    receives; SYNC_BENCH_CLIENTS=merging for merging ones); the relay
-//    latency is the time from a client's send to another client's receipt,
-//    over every (update, receiver) pair; the server's CPU per update from
-//    /proc. The clients run in worker threads (SYNC_BENCH_WORKERS, default
+//    (each a real Loro update of an editor that merges what the server
+//    sends it; SYNC_BENCH_CLIENTS selects the load, see fanoutWorker); the
+//    relay latency is the time from a client's send to another client's
+//    receipt, over every (update, receiver) pair; the server's CPU per
+//    update from /proc, and the bench client's own (all its threads). The clients run in worker threads (SYNC_BENCH_WORKERS, default
 //    the core count) so that the client side keeps up with 99,000
 //    receipts/s; SYNC_BENCH_SKIP_PEER=1 measures weft alone (profiling).
 //  - disk_to_client_ms: a file written on disk -> a LoroAdaptor client's doc
@@ -107,7 +107,8 @@ import { WebSocket } from 'ws';
 // messages/s is spread over the cores and the client side does not measure
 // itself. Times are process.hrtime (CLOCK_MONOTONIC), the same in every
 // thread. An update is known by the marker it inserts (see fanoutWorker).
-const kWorkers = Math.max(2, Number(process.env.SYNC_BENCH_WORKERS || os.cpus().length));
+const kClientsMode = process.env.SYNC_BENCH_CLIENTS || 'merging';
+const kWorkers = Math.max(1, Number(process.env.SYNC_BENCH_WORKERS || os.cpus().length));
 
 async function fanout(server) {
   if (kClients % kWorkers !== 0) throw new Error(`${kClients} clients do not split over ${kWorkers} workers`);
@@ -150,23 +151,27 @@ async function fanout(server) {
   await settle(() => false, 300, 20000);
   await Promise.all(workers.map((wk) => reply(wk, { cmd: 'reset' })));
   Atomics.store(counter, 0, 0);
-  const cpu0 = processCpuMs(server.child.pid);
+  const cpu0 = processCpuMs(server.child.pid), clientCpu0 = processCpuMs(process.pid);
+  const measuredBase = base;
   const updates = await run(kSeconds);
   // Late deliveries count: wait (at most 20 s) for every receiver to get every update.
   const expectedDeliveries = updates * (kClients - 1);
   await settle(() => Atomics.load(counter, 0) >= expectedDeliveries, 5000, 20000);
-  const cpu1 = processCpuMs(server.child.pid);
+  const cpu1 = processCpuMs(server.child.pid), clientCpu1 = processCpuMs(process.pid);
   const parts = await Promise.all(workers.map((wk) => reply(wk, { cmd: 'collect' })));
   await Promise.all(workers.map((wk) => wk.terminate()));
   const sentAt = new Map();
   for (const p of parts) for (let i = 0; i < p.sentKeys.length; ++i) sentAt.set(p.sentKeys[i], p.sentTimes[i]);
+  // (The sender of update n is client (n - base) % kClients: its own copy, when a
+  // server relays it back, is no delivery.)
+  const senderOf = (n) => ((n % kClients) + kClients) % kClients;
   // A receipt's key is marker * 128 + client; the first receipt counts.
   const latencies = [];
   const seen = new Set();
   for (const p of parts) {
     for (let i = 0; i < p.recvKeys.length; ++i) {
       const key = p.recvKeys[i];
-      if (seen.has(key)) continue;
+      if (seen.has(key) || senderOf(Math.floor(key / 128) - measuredBase) === key % 128) continue;
       seen.add(key);
       const t = sentAt.get(Math.floor(key / 128));
       if (t !== undefined) latencies.push(p.recvTimes[i] - t);
@@ -178,6 +183,7 @@ async function fanout(server) {
     delivered_ratio: +(latencies.length / expectedDeliveries).toFixed(4),
     relay_p50_ms: +percentile(latencies, 0.5).toFixed(2), relay_p99_ms: +percentile(latencies, 0.99).toFixed(2),
     cpu_us_per_update: +((cpu1 - cpu0) * 1000 / updates).toFixed(1),
+    load: kClientsMode, client_cpu_us_per_update: +((clientCpu1 - clientCpu0) * 1000 / updates).toFixed(1),
   };
 }
 
@@ -190,31 +196,52 @@ async function fanoutWorker(data) {
   const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
   let sentKeys = [], sentTimes = [], recvKeys = [], recvTimes = [];
   // Editors merge what they receive, so an update depends on what its editor
-  // has seen. The clients of a worker share one LoroDoc for that (merging
-  // 99,000 updates/s in every client is beyond the client machine): it
-  // imports each update the server relays once, and each client types into
-  // it under its own peer id. Update n inserts the marker "#n;", which the
-  // receivers find in the bytes (Loro stores inserted text as is), so an
-  // update is known however the server re-encodes it.
-  // That is SYNC_BENCH_CLIENTS=merging. It is not the default: sharing one
-  // doc, a client's update can depend on another local client's update that
-  // the server has not received yet (a dependency no real editor has), which
-  // weft holds and, past its bounds, refuses. By default each client types
-  // into its own LoroDoc and never merges, so every update is concurrent
-  // with all the others'.
-  const merging = process.env.SYNC_BENCH_CLIENTS === 'merging';
-  const shared = new LoroDoc();
-  const sharedText = shared.getText('content');
-  const merged = new Set();  // markers the shared doc holds
+  // has seen. Merging 99,000 updates/s into 100 docs is beyond loro-crdt in
+  // Node on this machine (about 0.1-0.3 ms per imported change, more when
+  // the changes are concurrent), so the worker keeps one `view` that imports
+  // each update the server relays once. SYNC_BENCH_CLIENTS selects the load:
+  //  - merging (default): the worker's clients type into the view, each
+  //    under its own peer id. An update then depends on what the server
+  //    relayed and on the updates this thread sent just before on its other
+  //    connections (already on their way: the server may read them a moment
+  //    later, and must wait for them).
+  //  - forked: each client types into its own fork of the view, taken again
+  //    before it types when older than SYNC_BENCH_REFRESH_MS (default 500)
+  //    and the view holds the client's own last update (a fork without it
+  //    would reuse its ids): an editor's dependencies are only what the
+  //    server sent and its own updates, but between forks its updates are
+  //    concurrent with what arrived since, and the forks and concurrent
+  //    imports cost the client more than this machine has.
+  //  - concurrent: each client types into its own LoroDoc and never merges,
+  //    so every update is concurrent with all the others'.
+  // Update n inserts the marker "#n;", which the receivers find in the bytes
+  // (Loro stores inserted text as is), so an update is known however the
+  // server re-encodes it.
+  const mode = kClientsMode;
+  if (!['merging', 'forked', 'concurrent'].includes(mode)) throw new Error(`SYNC_BENCH_CLIENTS=${mode}?`);
+  const kRefreshMs = Number(process.env.SYNC_BENCH_REFRESH_MS || 500);
+  const view = new LoroDoc();
+  const viewText = view.getText('content');
+  const merged = new Set();  // markers the view holds
   const kMarker = /#(\d+);/g;
   class TimingAdaptor {
     constructor(peer, index) {
       this.crdtType = '%LOR';
       this.peer = BigInt(peer);
       this.index = index;
-      this.doc = merging ? shared : new LoroDoc();
-      if (!merging) this.doc.setPeerId(this.peer);
-      this.text = merging ? sharedText : this.doc.getText('content');
+      if (mode === 'merging') {
+        this.doc = view;
+        this.text = viewText;
+      } else {
+        this.refresh(0);
+      }
+    }
+    refresh(now) {
+      this.doc = mode === 'forked' ? view.fork() : new LoroDoc();
+      this.doc.setPeerId(this.peer);
+      this.text = this.doc.getText('content');
+      this.forkedAt = now;
+      this.own = this.doc.oplogVersion().get(this.peer) ?? 0;  // the end of its own updates
     }
     setCtx(ctx) { this.ctx = ctx; }
     async handleJoinOk() {}
@@ -232,7 +259,7 @@ async function fanoutWorker(data) {
           ++received;
           if (!merged.has(n)) { merged.add(n); fresh = true; }
         }
-        if (merging && fresh) shared.import(u);
+        if (fresh && mode !== 'concurrent') view.import(u);
       }
       Atomics.add(counter, 0, received);
     }
@@ -242,13 +269,19 @@ async function fanoutWorker(data) {
     // Types update i's marker at a pseudo-random place of the text (editors
     // type all over a document).
     send(i) {
+      const now = nowMs();
+      if (mode === 'forked' && now - this.forkedAt >= kRefreshMs &&
+          (view.oplogVersion().get(this.peer) ?? 0) >= this.own) {
+        this.refresh(now);
+      }
+      if (mode === 'merging') view.setPeerId(this.peer);
       const from = this.doc.oplogVersion();
-      if (merging) this.doc.setPeerId(this.peer);
       const length = this.text.length;
       this.text.insert(Math.floor(length * (((i * 7919) % 1009) / 1009)), `#${i};`);
       this.doc.commit();
       const bytes = this.doc.export({ mode: 'update', from });
-      merged.add(i);
+      if (mode === 'forked') this.own = this.doc.oplogVersion().get(this.peer);
+      if (mode === 'merging') merged.add(i);  // the view holds it
       sentKeys.push(i);
       sentTimes.push(nowMs());
       this.ctx.send([bytes]);

@@ -226,13 +226,16 @@ class DocCore {
   // that every op to replay has seen (the common ancestor of the state and
   // `op_vv`, lowered until it holds), and the ops since `base` replayed into
   // it. The container's plain state moves into its PartialTracker
-  // (SeqState::begin_partial). Falls
-  // back to materialize when a replayed op is a style anchor or a local
-  // transaction is open. `op_low`: the lowest position the op reaches
-  // (partial_low); the units of the state at `base` that no op to replay
-  // reaches are left out of the tracker (PartialTracker::skip).
+  // (SeqState::begin_partial). Falls back to materialize when a replayed op
+  // is a style anchor or a local transaction is open. `op_low`: the lowest
+  // position the op reaches (partial_low); the units of the state at `base`
+  // that no op to replay reaches are left out of the tracker
+  // (PartialTracker::skip).
   // REQUIRES: s.containers[idx] holds a plain state.
   Status begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int64_t op_low);
+  // The log indexes of the changes holding units in (from, to], peer by peer
+  // (not in log order), into `out`: O(those changes + peers), not O(log).
+  void changes_past(const DenseVv& from, const DenseVv& to, std::vector<uint32_t>& out) const;
   // Turns every temporary tracker of `s` (SeqState::is_temporary) back into a plain
   // state with ids (those of a partial tracker's placeholders come from the
   // plain state it replaced; without them, none), unless it holds style

@@ -37,6 +37,20 @@ bool is_positional(OpKind kind) {
 
 }  // namespace
 
+void DocCore::changes_past(const DenseVv& from, const DenseVv& to,
+                           std::vector<uint32_t>& out) const {
+  out.clear();
+  for (uint32_t p = 0; p < by_peer.size(); ++p) {
+    const Counter lo = from.get(p), hi = to.get(p);
+    if (lo >= hi) continue;
+    const std::vector<uint32_t>& list = by_peer[p];
+    // A peer's changes are in counter order: those past `lo` are a suffix.
+    auto it = std::partition_point(list.begin(), list.end(),
+                                   [&](uint32_t ci) { return changes[ci].end() <= lo; });
+    for (; it != list.end() && changes[*it].counter < hi; ++it) out.push_back(*it);
+  }
+}
+
 Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int64_t op_low) {
   WEFT_DCHECK(idx < s.containers.size() && s.containers[idx] && s.containers[idx]->plain());
   settle();
@@ -50,35 +64,43 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int6
   // Lowering it can add ops to replay, hence the passes until it holds.
   DenseVv base = s.vv;
   base.meet(op_vv);
+  // A peer's changes are causally ordered, so the versions of its later
+  // changes hold those of its earlier ones: the first change past the base
+  // of each peer is the only one that can lower it.
   for (bool lowered = true; lowered;) {
     lowered = false;
-    for (size_t i = changes.size(); i-- > 0;) {
-      const Change& ch = changes[i];
-      const Counter lo = std::max(ch.counter, base.get(ch.peer));
-      const Counter hi = std::min(ch.end(), s.vv.get(ch.peer));
-      if (lo >= hi) continue;
-      // (The change's own earlier units are in its version up to lo.)
-      const std::span<const int32_t> deps = deps_vv(ch);
+    for (uint32_t q = 0; q < by_peer.size(); ++q) {
+      const Counter from = base.get(q);
+      if (from >= s.vv.get(q)) continue;
+      const std::vector<uint32_t>& list = by_peer[q];
+      auto it = std::partition_point(list.begin(), list.end(),
+                                     [&](uint32_t ci) { return changes[ci].end() <= from; });
+      if (it == list.end()) continue;
+      // (The change's own earlier units are in its version up to the base.)
+      const std::span<const int32_t> deps = deps_vv(changes[*it]);
       for (uint32_t p = 0; p < base.ends.size(); ++p) {
         const Counter held = p < deps.size() ? deps[p] : 0;
-        if (p != ch.peer && base.ends[p] > held) {
+        if (p != q && base.ends[p] > held) {
           base.ends[p] = held;
           lowered = true;
         }
       }
     }
   }
+  std::vector<uint32_t> past;  // indexes of the changes with units in (base, s.vv]
 
   // The ops to replay, an upper bound on the units they delete, the units
   // they insert and the lowest position they reach.
   std::vector<ReplaySpan> spans;
   size_t deleted = 0, inserted = 0;
   int64_t low = op_low;
-  for (size_t i = 0; i < changes.size(); ++i) {
+  changes_past(base, s.vv, past);
+  std::sort(past.begin(), past.end());  // replayed in the log's (topological) order
+  spans.reserve(past.size());
+  for (const uint32_t i : past) {
     const Change& ch = changes[i];
     const Counter lo = std::max(ch.counter, base.get(ch.peer));
     const Counter hi = std::min(ch.end(), s.vv.get(ch.peer));
-    if (lo >= hi) continue;
     spans.push_back({i, lo, hi});
     for (const Op& op : ch.ops) {
       if (op.counter >= hi) break;
