@@ -19,12 +19,32 @@ function(weft_layer name)
   target_link_libraries(weft_${name} PUBLIC ${ARG_DEPS})
 endfunction()
 
-# weft_layer_tests(NAME DEPS ...)
+# weft_test_target(TARGET [NO_UNITY]): how every test executable is compiled.
+# Its sources are compiled in unity batches: GoogleTest's and RapidCheck's
+# headers and templates, which cost most of a test file's compile time, are
+# then compiled once per batch instead of once per file (so two test files of
+# one directory must not define the same name in their anonymous namespaces:
+# shared helpers go to tests/support/).
+# In the release build the code under test keeps its optimisation and the
+# tests' own code is compiled at -O1 (at -O0 the engine's inline functions
+# that a test instantiates would run unoptimised: the CRDT suites took 6x as
+# long).
+function(weft_test_target target)
+  cmake_parse_arguments(ARG "NO_UNITY" "" "" ${ARGN})
+  if(NOT ARG_NO_UNITY)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+  endif()
+  if(CMAKE_BUILD_TYPE STREQUAL "Release")
+    target_compile_options(${target} PRIVATE -O1)
+  endif()
+endfunction()
+
+# weft_layer_tests(NAME DEPS ... [LABELS ...] [NO_UNITY])
 # One test executable per layer (weft_NAME_tests) from tests/NAME/*_test.cc,
 # registered with CTest test by test. Tests run from the build directory and
 # find ../shared through the WEFT_SHARED_DIR environment variable (set below).
 function(weft_layer_tests name)
-  cmake_parse_arguments(ARG "" "" "DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_UNITY" "" "DEPS;LABELS" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
   if(NOT sources)
     return()
@@ -34,10 +54,10 @@ function(weft_layer_tests name)
                              ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(weft_${name}_tests PRIVATE ${ARG_DEPS} weft_test_support
                         GTest::gtest GTest::gmock GTest::gtest_main)
-  # The code under test keeps the build's optimisation; the tests' own code
-  # (mostly GoogleTest macro expansions) compiles faster at -O1.
-  if(CMAKE_BUILD_TYPE STREQUAL "Release")
-    target_compile_options(weft_${name}_tests PRIVATE -O1)
+  if(ARG_NO_UNITY)
+    weft_test_target(weft_${name}_tests NO_UNITY)
+  else()
+    weft_test_target(weft_${name}_tests)
   endif()
   gtest_discover_tests(weft_${name}_tests
     PROPERTIES ENVIRONMENT "WEFT_SHARED_DIR=${WEFT_SHARED_DIR}"

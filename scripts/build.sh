@@ -24,14 +24,15 @@ case "$kind" in
     args=(-DCMAKE_BUILD_TYPE=Debug) ;;
   # The sanitizer builds compile at -O0: half the compile time of -O1 (they
   # are CI's longest steps on 2 cores), for test runs that stay short. The
-  # CRDT engine keeps -O1 (src/crdt/CMakeLists.txt).
+  # CRDT engine keeps -O1 (src/crdt/CMakeLists.txt). Line tables only: the
+  # sanitizers' reports keep file:line, without full debug info's cost.
   asan)
     args=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
-          -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g" -DWEFT_SANITIZE=address,undefined
+          -DCMAKE_CXX_FLAGS_DEBUG="-O0 -gline-tables-only" -DWEFT_SANITIZE=address,undefined
           -DWEFT_BUILD_FUZZ=ON -DWEFT_BUILD_BENCH=OFF -DWEFT_BUILD_PYTHON=OFF) ;;
   tsan)
     args=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
-          -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g" -DWEFT_SANITIZE=thread
+          -DCMAKE_CXX_FLAGS_DEBUG="-O0 -gline-tables-only" -DWEFT_SANITIZE=thread
           -DWEFT_BUILD_BENCH=OFF -DWEFT_BUILD_PYTHON=OFF) ;;
   *)
     echo "usage: scripts/build.sh [release|debug|asan|tsan] [TARGET...]" >&2

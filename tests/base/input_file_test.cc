@@ -13,7 +13,7 @@ namespace weft {
 namespace {
 
 TEST(InputFileTest, RegularFileIsRead) {
-  testing::TempDir dir;
+  weft::testing::TempDir dir;
   std::string p = (dir.path() / "a.txt").string();
   std::ofstream(p) << "hello";
   EXPECT_TRUE(check_regular_file(p, "text file").ok());
@@ -25,7 +25,7 @@ TEST(InputFileTest, RegularFileIsRead) {
 }
 
 TEST(InputFileTest, OtherKindsAreNamedAndAFifoNeverBlocks) {
-  testing::TempDir dir;
+  weft::testing::TempDir dir;
   std::string fifo = (dir.path() / "fifo").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   // No writer ever opens the FIFO: a blocking open would hang here.

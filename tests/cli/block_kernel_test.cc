@@ -17,18 +17,14 @@
 
 namespace {
 
+using weft::testing::shell_quote;
+
 using nlohmann::json;
 
 struct CliResult {
   int exit_code;
   std::string out;
 };
-
-std::string quote(const std::string& arg) {
-  std::string q = "'";
-  for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 class BlockKernelCliTest : public ::testing::Test {
  protected:
@@ -42,9 +38,9 @@ class BlockKernelCliTest : public ::testing::Test {
 
   // `weft block ARGS --root R --state S`, with `input` on stdin.
   CliResult block(const std::string& args, const std::string& input = "") {
-    std::string command = "printf %s " + quote(input) + " | " + quote(WEFT_BIN) + " block " +
-                          args + " --root " + quote(root().string()) + " --state " +
-                          quote(state());
+    std::string command = "printf %s " + shell_quote(input) + " | " + shell_quote(WEFT_BIN) + " block " +
+                          args + " --root " + shell_quote(root().string()) + " --state " +
+                          shell_quote(state());
     FILE* pipe = popen(command.c_str(), "r");
     if (!pipe) return {-1, ""};
     std::string out;
@@ -78,7 +74,7 @@ TEST_F(BlockKernelCliTest, AppendEditReadSearchAFileBlock) {
 
   json batch = block_json(
       "edit file:notes.md --ops " +
-      quote(R"([{"op":"delete","start_line":0,"end_line":1},)"
+      shell_quote(R"([{"op":"delete","start_line":0,"end_line":1},)"
             R"({"op":"replace","start_line":4,"end_line":5,"content":"FIVE\n"}])"));
   EXPECT_EQ(batch.value("block_id", ""), "file:notes.md");
   EXPECT_TRUE(batch.value("changed", false));
@@ -115,7 +111,7 @@ TEST_F(BlockKernelCliTest, UndoRedoAndRollback) {
   EXPECT_NE(block("undo file:notes.md --agent someone-else").exit_code, 0);
   EXPECT_EQ(notes(), "ONE\ntwo\nthree\nfour\n");
 
-  json back = block_json("rollback file:notes.md --to " + quote(v_after_append));
+  json back = block_json("rollback file:notes.md --to " + shell_quote(v_after_append));
   EXPECT_TRUE(back.value("changed", false)) << back.dump();
   EXPECT_EQ(notes(), "one\ntwo\nthree\nfour\n");
 }
@@ -128,12 +124,12 @@ TEST_F(BlockKernelCliTest, RmDeletesBlocksAndErrorsHaveExitCodes) {
   json created = block_json("new --text hello");
   const std::string id = created.value("block_id", "");
   ASSERT_FALSE(id.empty()) << created.dump();
-  EXPECT_EQ(block("rm " + quote(id)).exit_code, 0);
-  json gone = block_json("read " + quote(id));
+  EXPECT_EQ(block("rm " + shell_quote(id)).exit_code, 0);
+  json gone = block_json("read " + shell_quote(id));
   EXPECT_TRUE(gone.value("deleted", false)) << gone.dump();
-  EXPECT_NE(block("append " + quote(id) + " 'more'").exit_code, 0);
-  EXPECT_EQ(block("undo " + quote(id)).exit_code, 0);
-  EXPECT_FALSE(block_json("read " + quote(id)).value("deleted", true));
+  EXPECT_NE(block("append " + shell_quote(id) + " 'more'").exit_code, 0);
+  EXPECT_EQ(block("undo " + shell_quote(id)).exit_code, 0);
+  EXPECT_FALSE(block_json("read " + shell_quote(id)).value("deleted", true));
 
   EXPECT_EQ(block("rm main/amy/1").exit_code, 3);       // not found
   EXPECT_EQ(block("rm memory:amy/plan").exit_code, 3);  // not found
@@ -192,8 +188,8 @@ TEST_F(BlockKernelCliTest, RulesApplyToFileBlocks) {
 TEST_F(BlockKernelCliTest, CommandsGoThroughARunningWeftMcp) {
   std::signal(SIGPIPE, SIG_IGN);
   // A `weft mcp` on the root runs its kernel while its stdin stays open.
-  std::string command = quote(WEFT_BIN) + " mcp --root " + quote(root().string()) +
-                        " --state " + quote(state()) + " > /dev/null";
+  std::string command = shell_quote(WEFT_BIN) + " mcp --root " + shell_quote(root().string()) +
+                        " --state " + shell_quote(state()) + " > /dev/null";
   FILE* mcp = popen(command.c_str(), "w");
   ASSERT_NE(mcp, nullptr);
   auto socket = std::filesystem::path(state()) / "kernel.sock";

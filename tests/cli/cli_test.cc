@@ -15,21 +15,17 @@
 
 namespace {
 
+using weft::testing::shell_quote;
+
 struct CliRun {
   int exit_code;
   std::string out;  // stdout only; stderr goes to the test log
 };
 
-std::string quote(const std::string& arg) {
-  std::string q = "'";
-  for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 // Runs `weft ARGS` in `cwd`; with `raw`, ARGS is the whole shell command.
 CliRun weft(const std::string& args, const std::filesystem::path& cwd, bool raw = false) {
   std::string command =
-      "cd " + quote(cwd.string()) + " && " + (raw ? args : quote(WEFT_BIN) + " " + args);
+      "cd " + shell_quote(cwd.string()) + " && " + (raw ? args : shell_quote(WEFT_BIN) + " " + args);
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return {-1, ""};
   std::string out;
@@ -93,7 +89,7 @@ TEST_F(CliTest, ServeStopsCleanlyOnSigterm) {
   // removes its kernel socket, as a service manager expects.
   std::filesystem::create_directories(dir() / "ws");
   const std::string script =
-      "(" + quote(WEFT_BIN) + " serve --root ws --state st --port 0 >out.txt 2>err.txt & pid=$!;"
+      "(" + shell_quote(WEFT_BIN) + " serve --root ws --state st --port 0 >out.txt 2>err.txt & pid=$!;"
       " for i in $(seq 200); do grep -q Ctrl-C out.txt 2>/dev/null && break; sleep 0.05; done;"
       " kill -TERM $pid; wait $pid; echo \"exit=$?\")";
   CliRun run = weft(script, dir(), /*raw=*/true);
@@ -159,7 +155,7 @@ TEST_F(CliTest, BadInputGetsAnErrorExitCode) {
 
 TEST_F(CliTest, FsWriteReadSnapshotRestore) {
   std::filesystem::create_directory(dir() / "ws");
-  std::string common = " --root ws --git-dir " + quote((dir() / "snapshots.git").string());
+  std::string common = " --root ws --git-dir " + shell_quote((dir() / "snapshots.git").string());
   ASSERT_EQ(weft("fs write" + common + " a.txt --content hello", dir()).exit_code, 0);
   CliRun read = weft("fs read" + common + " a.txt --json", dir());
   ASSERT_EQ(read.exit_code, 0);
@@ -296,7 +292,7 @@ TEST_F(CliTest, PathsThatAreNotRegularFilesAreRefusedWithoutHanging) {
       {"mcp --root fifo", 1, "fifo' is a FIFO (named pipe), not a directory"},
   };
   for (const ExpectedRun& c : cases) {
-    expect_run(c, weft("timeout 20 " + quote(WEFT_BIN) + " " + c.args + " </dev/null 2>&1", dir(),
+    expect_run(c, weft("timeout 20 " + shell_quote(WEFT_BIN) + " " + c.args + " </dev/null 2>&1", dir(),
                        /*raw=*/true));
   }
   EXPECT_FALSE(std::filesystem::exists(dir() / "b.db"));

@@ -36,25 +36,25 @@ std::string plain_structure(const Doc& doc) {
 
 // One peer seen twice: `partial` merges through partial trackers (with the
 // tracker's self-check on every op), `whole` builds the whole tracker.
-struct Replica {
-  explicit Replica(PeerId peer) : partial(peer), whole(peer) {
+struct ReplayReplica {
+  explicit ReplayReplica(PeerId peer) : partial(peer), whole(peer) {
     test_options(partial).check_tracker = true;
     test_options(whole).partial_enabled = false;
   }
   Doc partial, whole;
 };
 
-const char* const kPieces[] = {"a", "bc", "é", "😀", "xyz", "\n", "ü1"};
+const char* const kReplayPieces[] = {"a", "bc", "é", "😀", "xyz", "\n", "ü1"};
 
 // The same random local edit on both docs of `r`.
-void edit(Replica& r) {
+void edit(ReplayReplica& r) {
   const int what = *rc::gen::inRange(0, 6);
   TextRef tp = r.partial.get_text("t"), tw = r.whole.get_text("t");
   ListRef lp = r.partial.get_list("l"), lw = r.whole.get_list("l");
   if (what <= 2) {
     std::string s;
     const int pieces = *rc::gen::inRange(1, 5);
-    for (int k = 0; k < pieces; ++k) s += kPieces[*rc::gen::inRange(0, 7)];
+    for (int k = 0; k < pieces; ++k) s += kReplayPieces[*rc::gen::inRange(0, 7)];
     const size_t pos = *rc::gen::inRange<size_t>(0, tp.len() + 1);
     RC_ASSERT(tp.insert(pos, s).ok());
     RC_ASSERT(tw.insert(pos, s).ok());
@@ -79,7 +79,7 @@ void edit(Replica& r) {
   }
 }
 
-void sync(Replica& from, Replica& to) {
+void sync(ReplayReplica& from, ReplayReplica& to) {
   RC_ASSERT(to.partial.import(from.partial.export_updates(to.partial.oplog_version())).ok());
   RC_ASSERT(to.whole.import(from.whole.export_updates(to.whole.oplog_version())).ok());
   RC_ASSERT(to.partial.to_json_string() == to.whole.to_json_string());
@@ -95,8 +95,8 @@ void sync(Replica& from, Replica& to) {
 // targets' ids) are the same ops, so both histories export the same bytes.
 RC_GTEST_PROP(PartialReplay, MatchesTheWholeTracker, ()) {
   const int n = *rc::gen::inRange(2, 4);
-  std::vector<std::unique_ptr<Replica>> rs;
-  for (int i = 0; i < n; ++i) rs.push_back(std::make_unique<Replica>(PeerId(10 + 7 * i)));
+  std::vector<std::unique_ptr<ReplayReplica>> rs;
+  for (int i = 0; i < n; ++i) rs.push_back(std::make_unique<ReplayReplica>(PeerId(10 + 7 * i)));
   // How far below its ops' lowest position a partial tracker starts (0, the
   // edge, in most cases: the documents here are short).
   const size_t margin = *rc::gen::element<size_t>(0, 0, 1, 4, 1024);
@@ -105,7 +105,7 @@ RC_GTEST_PROP(PartialReplay, MatchesTheWholeTracker, ()) {
   // edits often lie far from its start (where trackers leave units out).
   if (*rc::gen::arbitrary<bool>()) {
     std::string seed;
-    for (int k = 0; k < 40; ++k) seed += kPieces[k % 7] + std::to_string(k);
+    for (int k = 0; k < 40; ++k) seed += kReplayPieces[k % 7] + std::to_string(k);
     RC_ASSERT(rs[0]->partial.get_text("t").insert(0, seed).ok());
     RC_ASSERT(rs[0]->whole.get_text("t").insert(0, seed).ok());
     RC_ASSERT(rs[0]->partial.commit().ok());

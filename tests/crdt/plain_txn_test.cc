@@ -18,7 +18,7 @@
 namespace weft::crdt {
 namespace {
 
-const std::vector<std::string> kPieces = {"a",
+const std::vector<std::string> kTxnPieces = {"a",
                                           "xy",
                                           "é",
                                           "😀",
@@ -28,11 +28,11 @@ const std::vector<std::string> kPieces = {"a",
                                           "e\u0301",
                                           "ünïcödé and ASCII mixed over sixteen bytes"};
 
-// A piece of 1 to ~700 code points built from kPieces (long ones split chunks).
+// A piece of 1 to ~700 code points built from kTxnPieces (long ones split chunks).
 std::string piece(uint32_t r, uint32_t s) {
   std::string out;
   const uint32_t count = 1 + s % (r % 7 == 0 ? 60 : 4);
-  for (uint32_t k = 0; k < count; ++k) out += kPieces[(r + k * 7) % kPieces.size()];
+  for (uint32_t k = 0; k < count; ++k) out += kTxnPieces[(r + k * 7) % kTxnPieces.size()];
   return out;
 }
 

@@ -15,7 +15,7 @@
 namespace weft::crdt {
 namespace {
 
-const std::vector<std::string> kPieces = {"a",       "bc", "é",    "😀",  "👍🏽",
+const std::vector<std::string> kPropertyPieces = {"a",       "bc", "é",    "😀",  "👍🏽",
                                           "e\u0301", "🇯🇵", "中文", "\n", "xyz"};
 
 // The doc value without empty roots (a root read through get_* shows up in
@@ -43,7 +43,7 @@ void random_edit(Doc& doc) {
     case 0:
     case 1: {
       size_t pos = *rc::gen::inRange<size_t>(0, t.len() + 1);
-      RC_ASSERT(t.insert(pos, *rc::gen::elementOf(kPieces)).ok());
+      RC_ASSERT(t.insert(pos, *rc::gen::elementOf(kPropertyPieces)).ok());
       break;
     }
     case 2: {
@@ -75,7 +75,7 @@ void random_edit(Doc& doc) {
     case 8: {
       auto kid = m.set_container("kid", ContainerType::kText);
       RC_ASSERT(kid.ok());
-      RC_ASSERT(doc.text(*kid)->insert(0, *rc::gen::elementOf(kPieces)).ok());
+      RC_ASSERT(doc.text(*kid)->insert(0, *rc::gen::elementOf(kPropertyPieces)).ok());
       break;
     }
   }

@@ -22,6 +22,8 @@
 namespace weft::fs {
 namespace {
 
+using weft::testing::open_fd_count;
+
 using internal::DeferredCloser;
 using internal::UniqueFd;
 namespace stdfs = std::filesystem;
@@ -43,12 +45,6 @@ struct Pipe {
     return ::read(read_end.get(), &c, 1) == 0;
   }
 };
-
-size_t open_fd_count() {
-  size_t n = 0;
-  for ([[maybe_unused]] const auto& e : stdfs::directory_iterator("/proc/self/fd")) ++n;
-  return n;
-}
 
 // Waits up to 5 s for child `pid`; fails the test when it hangs (then kills
 // it) or exits with a status other than 0.

@@ -24,6 +24,8 @@
 namespace weft::fs {
 namespace {
 
+using weft::testing::open_fd_count;
+
 using internal::DeferredCloser;
 using internal::UniqueFd;
 namespace stdfs = std::filesystem;
@@ -51,12 +53,6 @@ std::vector<std::string> names_in(const stdfs::path& dir) {
   for (const auto& e : stdfs::directory_iterator(dir)) out.push_back(e.path().filename().string());
   std::sort(out.begin(), out.end());
   return out;
-}
-
-size_t open_fd_count() {
-  size_t n = 0;
-  for ([[maybe_unused]] const auto& e : stdfs::directory_iterator("/proc/self/fd")) ++n;
-  return n;
 }
 
 // Waits (up to 5 s) until the spares made in this process exceed `made`.

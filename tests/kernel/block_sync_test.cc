@@ -35,7 +35,7 @@ class BlockSyncTest : public ::testing::Test {
     kernel_ = std::move(*k);
   }
   std::string root() const { return (dir_.path() / "root").string(); }
-  std::string file() const { return testing::read_file(std::filesystem::path(root()) / "a.md"); }
+  std::string file() const { return weft::testing::read_file(std::filesystem::path(root()) / "a.md"); }
 
   // An editor's doc holding what the join sent.
   crdt::Doc joined_editor(uint64_t peer) {
@@ -56,7 +56,7 @@ class BlockSyncTest : public ::testing::Test {
     return doc.export_loro_updates(before);
   }
 
-  testing::TempDir dir_;
+  weft::testing::TempDir dir_;
   std::unique_ptr<Kernel> kernel_;
 };
 

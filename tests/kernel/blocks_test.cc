@@ -420,12 +420,12 @@ TEST(Blocks, FileBlocksGoThroughTheKernel) {
   auto w = b.create(agent("claude"), r);
   ASSERT_TRUE(w.ok()) << w.status();
   EXPECT_EQ(w->block_id, "file:notes/a.txt");
-  EXPECT_EQ(testing::read_file(std::filesystem::path(env.root()) / "notes/a.txt"),
+  EXPECT_EQ(weft::testing::read_file(std::filesystem::path(env.root()) / "notes/a.txt"),
             "line 1\nline 2\n");
   EXPECT_EQ(b.create(agent("claude"), r).status().code(), StatusCode::kAlreadyExists);
   ASSERT_TRUE(b.edit(agent("claude"), w->block_id, {LineEdit::replace(1, 2, "LINE 2\n")}).ok());
   ASSERT_TRUE(b.append(agent("claude"), w->block_id, "line 3\n").ok());
-  EXPECT_EQ(testing::read_file(std::filesystem::path(env.root()) / "notes/a.txt"),
+  EXPECT_EQ(weft::testing::read_file(std::filesystem::path(env.root()) / "notes/a.txt"),
             "line 1\nLINE 2\nline 3\n");
   auto c = b.read(w->block_id);
   ASSERT_TRUE(c.ok());

@@ -85,7 +85,7 @@ class Workspace {
   }
   std::string root() const { return (dir_.path() / "root").string(); }
   std::string state() const { return (dir_.path() / "state").string(); }
-  std::string disk() const { return testing::read_file(root() + "/" + kFile); }
+  std::string disk() const { return weft::testing::read_file(root() + "/" + kFile); }
   void write_disk(const std::string& text) const {
     std::ofstream(root() + "/" + kFile, std::ios::binary | std::ios::trunc) << text;
   }
@@ -101,7 +101,7 @@ class Workspace {
   }
 
  private:
-  testing::TempDir dir_;
+  weft::testing::TempDir dir_;
 };
 
 void check_interleaving(const std::vector<Op>& ops) {

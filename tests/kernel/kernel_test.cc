@@ -40,7 +40,7 @@ class KernelTest : public ::testing::Test {
     std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
   }
   std::string read(const std::string& rel) {
-    return testing::read_file(std::filesystem::path(root()) / rel);
+    return weft::testing::read_file(std::filesystem::path(root()) / rel);
   }
 
   Result<std::unique_ptr<Kernel>> open(bool watch = false, uint64_t max_block_bytes = 16u << 20) {
@@ -71,7 +71,7 @@ class KernelTest : public ::testing::Test {
     };
   }
 
-  testing::TempDir dir_;
+  weft::testing::TempDir dir_;
 };
 
 TEST_F(KernelTest, AgentWriteCreatesBlockAndFileWithAttribution) {

@@ -82,7 +82,7 @@ class KernelWatchTest : public ::testing::Test {
     ::fsync(fileno(f));
     std::fclose(f);
   }
-  std::string read(const std::string& rel) const { return testing::read_file(at(rel)); }
+  std::string read(const std::string& rel) const { return weft::testing::read_file(at(rel)); }
   void rename(const std::string& from, const std::string& to) {
     ASSERT_EQ(std::rename(at(from).c_str(), at(to).c_str()), 0) << from << " -> " << to;
   }
@@ -164,7 +164,7 @@ class KernelWatchTest : public ::testing::Test {
     return h.ok() ? *h : std::vector<source::FileHistoryEntry>{};
   }
 
-  testing::TempDir dir_;
+  weft::testing::TempDir dir_;
   std::unique_ptr<Kernel> kernel_;
   std::mutex mu_;
   std::vector<std::pair<std::string, std::string>> commits_;  // block id, origin

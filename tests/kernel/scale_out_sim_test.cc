@@ -137,7 +137,7 @@ class Server {
     return t.ok() ? *t : "";
   }
 
-  std::string disk_text() { return testing::read_file(root_ / "shared.md"); }
+  std::string disk_text() { return weft::testing::read_file(root_ / "shared.md"); }
 
  private:
   int index_;
@@ -201,7 +201,7 @@ void catch_up(Server& to, Server& from) {
 
 void run_simulation(uint32_t seed, int steps) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  testing::TempDir dir;
+  weft::testing::TempDir dir;
   std::mt19937 rng(seed);
   std::vector<std::unique_ptr<Server>> servers;
   for (int i = 0; i < kServers; ++i) {
@@ -269,7 +269,7 @@ TEST(ScaleOutSimulation, ThreeKernelsConvergeThroughAnUnreliableBus) {
 }
 
 TEST(ScaleOutSimulation, CatchUpAloneBringsAServerThatMissedEverything) {
-  testing::TempDir dir;
+  weft::testing::TempDir dir;
   std::mt19937 rng(9);
   Server a(dir.path(), 0), b(dir.path(), 1);
   a.open();

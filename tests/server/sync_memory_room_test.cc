@@ -26,7 +26,7 @@ using sync::Message;
 using ::testing::HasSubstr;
 
 constexpr char kRoom[] = "memory:claude/notes";
-constexpr char kToken[] = "secret";
+constexpr char kMemoryRoomToken[] = "secret";
 
 // The frames the core sends to one connection, decoded when taken.
 class FrameLog : public SyncConnection {
@@ -100,10 +100,10 @@ class SyncMemoryRoomTest : public ::testing::Test {
 TEST_F(SyncMemoryRoomTest, AJoinedMemoryRoomIsReadAndRefusesUpdates) {
   auto log = std::make_shared<FrameLog>();
   auto id = built_.sync->connect(
-      ConnectionInfo{"amy", token_permission(kToken, Permission::kWrite), log});
+      ConnectionInfo{"amy", token_permission(kMemoryRoomToken, Permission::kWrite), log});
   ASSERT_TRUE(id.ok()) << id.status();
 
-  send(*id, Message{CrdtType::kLoro, kRoom, JoinRequest{kToken, ""}});
+  send(*id, Message{CrdtType::kLoro, kRoom, JoinRequest{kMemoryRoomToken, ""}});
   const std::vector<Message> answers = log->take();
   auto joined = bodies<JoinResponseOk>(answers);
   ASSERT_EQ(joined.size(), 1u);

@@ -23,7 +23,7 @@ using ::testing::Not;
 using Json = nlohmann::json;
 
 struct Env {
-  testing::TempDir dir;
+  weft::testing::TempDir dir;
   std::shared_ptr<Workspace> workspace;
   std::shared_ptr<kernel::Kernel> kernel;
 
@@ -250,7 +250,7 @@ TEST(WebRoutes, HistoryDiffAndRollback) {
   auto back = routes.handle(post(
       "/api/rollback", {{"path", "notes/a.md"}, {"version", v1->version}, {"person", "alice"}}));
   ASSERT_EQ(back->status, 200) << back->body;
-  EXPECT_EQ(testing::read_file(env.root() / "notes/a.md"), "one\nTWO\n");
+  EXPECT_EQ(weft::testing::read_file(env.root() / "notes/a.md"), "one\nTWO\n");
   Json after = json_of(routes.handle(get("/api/history?path=notes/a.md")));
   EXPECT_EQ(after["entries"][0]["author"], "human:alice");
   EXPECT_EQ(routes.handle(get("/api/rollback"))->status, 405);
@@ -259,7 +259,7 @@ TEST(WebRoutes, HistoryDiffAndRollback) {
 TEST(WebRoutes, HistoryGroupsAWritersRunOfChanges) {
   Env env;
   // Three quick changes by one agent, then one by a person: two entries.
-  std::string text = testing::read_file(env.root() / "notes/a.md");
+  std::string text = weft::testing::read_file(env.root() / "notes/a.md");
   std::vector<std::string> versions;
   for (const char* line : {"alpha\n", "beta\n", "gamma\n"}) {
     text += line;
@@ -325,7 +325,7 @@ TEST(WebRoutes, ApproveAndRejectAsAPerson) {
             400);
   auto ok = routes.handle(post("/api/approvals/" + id + "/approve", {{"person", "alice"}}));
   ASSERT_EQ(ok->status, 200) << ok->body;
-  EXPECT_EQ(testing::read_file(env.root() / "ask/plan.md"), "approved plan\n");
+  EXPECT_EQ(weft::testing::read_file(env.root() / "ask/plan.md"), "approved plan\n");
   EXPECT_EQ(json_of(routes.handle(get("/api/approvals")))["approvals"].size(), 0u);
 
   auto second = env.kernel->change_text("ask/plan.md", agent("claude"), source::FileOp::kOverwrite,
@@ -334,7 +334,7 @@ TEST(WebRoutes, ApproveAndRejectAsAPerson) {
   auto no = routes.handle(
       post("/api/approvals/" + second->pending_approval + "/reject", {{"person", "bob"}}));
   ASSERT_EQ(no->status, 200) << no->body;
-  EXPECT_EQ(testing::read_file(env.root() / "ask/plan.md"), "approved plan\n");
+  EXPECT_EQ(weft::testing::read_file(env.root() / "ask/plan.md"), "approved plan\n");
   Json all = json_of(routes.handle(get("/api/approvals?all=1")));
   ASSERT_EQ(all["approvals"].size(), 2u);
   EXPECT_EQ(routes.handle(post("/api/approvals/apr_000000000000/approve", {{"person", "a"}}))

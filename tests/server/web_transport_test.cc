@@ -36,15 +36,15 @@ namespace net = boost::asio;
 namespace stdfs = std::filesystem;
 using Json = nlohmann::json;
 
-constexpr char kToken[] = "0123456789abcdef0123456789abcdef";
+constexpr char kPageToken[] = "0123456789abcdef0123456789abcdef";
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 using Response = http::response<http::string_body>;
 
 // One HTTP/1.1 client connection to the server on 127.0.0.1.
-class Client {
+class PageClient {
  public:
-  explicit Client(uint16_t port) : sock_(ioc_) {
+  explicit PageClient(uint16_t port) : sock_(ioc_) {
     sock_.connect({net::ip::make_address("127.0.0.1"), port});
   }
   Response request(http::verb verb, const std::string& target, Headers headers = {},
@@ -73,7 +73,7 @@ class Client {
 };
 
 Response get(uint16_t port, const std::string& target, Headers headers = {}) {
-  Client c(port);
+  PageClient c(port);
   return c.request(http::verb::get, target, std::move(headers));
 }
 
@@ -102,9 +102,9 @@ class WebTransportTest : public ::testing::Test {
     http.host = host();
     http.port = 0;
     http.sync = built_.sync;
-    http.token = kToken;
+    http.token = kPageToken;
     WebRoutesOptions web_options;
-    web_options.authorize = token_authorizer(kToken);
+    web_options.authorize = token_authorizer(kPageToken);
     auto web = std::make_shared<WebRoutes>(built_.workspace, std::move(web_options));
     http.web = [web](const WebRequest& r) { return web->handle(r); };
     http_ = std::make_unique<HttpServer>(*built_.server, http);
@@ -155,14 +155,14 @@ TEST_F(WebTransportTest, TheApiNeedsTheTokenAsBearerOrQuery) {
   EXPECT_EQ(get(port(), "/api/tree?path=.&token=wrong").result_int(), 401);
 
   Response bearer =
-      get(port(), "/api/tree?path=.", {{"Authorization", std::string("Bearer ") + kToken}});
+      get(port(), "/api/tree?path=.", {{"Authorization", std::string("Bearer ") + kPageToken}});
   ASSERT_EQ(bearer.result_int(), 200) << bearer.body();
   Json tree = json_of(bearer);
   std::vector<std::string> names;
   for (const auto& e : tree["entries"]) names.push_back(e["name"]);
   EXPECT_NE(std::find(names.begin(), names.end(), "a.txt"), names.end()) << tree.dump();
 
-  Response query = get(port(), std::string("/api/file?path=vendor/lib.c&token=") + kToken);
+  Response query = get(port(), std::string("/api/file?path=vendor/lib.c&token=") + kPageToken);
   ASSERT_EQ(query.result_int(), 200) << query.body();
   Json file = json_of(query);
   EXPECT_EQ(file["kind"], "text");
@@ -170,9 +170,9 @@ TEST_F(WebTransportTest, TheApiNeedsTheTokenAsBearerOrQuery) {
 }
 
 TEST_F(WebTransportTest, ApiCallsReachTheKernelAndBadBodiesGet400) {
-  const Headers auth{{"Authorization", std::string("Bearer ") + kToken},
+  const Headers auth{{"Authorization", std::string("Bearer ") + kPageToken},
                      {"Content-Type", "application/json"}};
-  Client c(port());
+  PageClient c(port());
   Response history = c.request(http::verb::get, "/api/history?path=a.txt", auth);
   ASSERT_EQ(history.result_int(), 200) << history.body();
   EXPECT_TRUE(json_of(history)["entries"].is_array());
@@ -191,7 +191,7 @@ TEST_F(WebTransportTest, ApiCallsReachTheKernelAndBadBodiesGet400) {
 TEST_F(WebTransportTest, HostAndOriginChecksApplyToThePage) {
   EXPECT_EQ(get(port(), "/", {{"Host", "evil.example"}}).result_int(), 403);
   EXPECT_EQ(get(port(), "/api/session", {{"Host", "evil.example"},
-                                         {"Authorization", std::string("Bearer ") + kToken}})
+                                         {"Authorization", std::string("Bearer ") + kPageToken}})
                 .result_int(),
             403);
   EXPECT_EQ(get(port(), "/", {{"Origin", "http://evil.example"}}).result_int(), 403);
@@ -199,7 +199,7 @@ TEST_F(WebTransportTest, HostAndOriginChecksApplyToThePage) {
 }
 
 TEST_F(WebTransportTest, McpAndOtherPathsAreUnchanged) {
-  Client c(port());
+  PageClient c(port());
   Response init = c.request(
       http::verb::post, "/mcp",
       {{"Content-Type", "application/json"}, {"Accept", "application/json, text/event-stream"}},
@@ -222,7 +222,7 @@ TEST_F(WebTransportOffLoopbackTest, OnlyThePageItselfIsServedWithoutTheToken) {
   EXPECT_EQ(get(port(), "/").result_int(), 200);
   EXPECT_EQ(get(port(), "/edit/a.txt").result_int(), 200);
   EXPECT_EQ(get(port(), "/api/session").result_int(), 401);
-  EXPECT_EQ(get(port(), std::string("/api/session?token=") + kToken).result_int(), 200);
+  EXPECT_EQ(get(port(), std::string("/api/session?token=") + kPageToken).result_int(), 200);
   EXPECT_EQ(get(port(), "/mcp").result_int(), 401);
 }
 
@@ -290,7 +290,7 @@ TEST_F(WebHandlerTest, AStuckHandlerDoesNotStopTheEventLoop) {
 }
 
 TEST_F(WebHandlerTest, ThrowingOrDecliningHandlersGetAnErrorStatus) {
-  Client c(http_->port());
+  PageClient c(http_->port());
   Response thrown = c.request(http::verb::get, "/api/throw");
   EXPECT_EQ(thrown.result_int(), 500);
   EXPECT_NE(thrown.body().find("boom"), std::string::npos);

@@ -17,7 +17,9 @@
 namespace weft::source {
 namespace {
 
-IgnoreRules rules_of(std::string_view text) {
+using weft::testing::write_file;
+
+IgnoreRules ignore_rules_of(std::string_view text) {
   IgnoreRules rules;
   rules.add(text, ".gitignore");
   EXPECT_TRUE(rules.problems().empty()) << rules.problems()[0];
@@ -40,14 +42,14 @@ TEST(IgnoreRulesTest, GitDirectoryAlwaysIgnored) {
   EXPECT_FALSE(file_ignored(rules, ".github/workflows/ci.yml"));
   EXPECT_FALSE(file_ignored(rules, "sub/.git"));  // only the root's
   EXPECT_FALSE(file_ignored(rules, "a/b.txt"));
-  EXPECT_FALSE(dir_ignored(rules_of("*\n"), "."));  // the root itself never is
+  EXPECT_FALSE(dir_ignored(ignore_rules_of("*\n"), "."));  // the root itself never is
   // Negation cannot bring .git back.
-  IgnoreRules with = rules_of("!.git\n!.git/config\n");
+  IgnoreRules with = ignore_rules_of("!.git\n!.git/config\n");
   EXPECT_TRUE(file_ignored(with, ".git/config"));
 }
 
 TEST(IgnoreRulesTest, NameWithoutSlashMatchesAtAnyDepth) {
-  IgnoreRules rules = rules_of("node_modules\n*.o\n.DS_Store\n");
+  IgnoreRules rules = ignore_rules_of("node_modules\n*.o\n.DS_Store\n");
   EXPECT_TRUE(dir_ignored(rules, "node_modules"));
   EXPECT_TRUE(file_ignored(rules, "node_modules/x/index.js"));
   EXPECT_TRUE(file_ignored(rules, "web/node_modules/x/index.js"));
@@ -61,7 +63,7 @@ TEST(IgnoreRulesTest, NameWithoutSlashMatchesAtAnyDepth) {
 }
 
 TEST(IgnoreRulesTest, LeadingOrMiddleSlashAnchors) {
-  IgnoreRules rules = rules_of("/build\ndoc/frotz\n/*.log\n");
+  IgnoreRules rules = ignore_rules_of("/build\ndoc/frotz\n/*.log\n");
   EXPECT_TRUE(dir_ignored(rules, "build"));
   EXPECT_TRUE(file_ignored(rules, "build/out/a.bin"));
   EXPECT_FALSE(file_ignored(rules, "src/build/a.bin"));
@@ -73,7 +75,7 @@ TEST(IgnoreRulesTest, LeadingOrMiddleSlashAnchors) {
 }
 
 TEST(IgnoreRulesTest, TrailingSlashMatchesDirectoriesOnly) {
-  IgnoreRules rules = rules_of("out/\nfrotz/\n/top/\n");
+  IgnoreRules rules = ignore_rules_of("out/\nfrotz/\n/top/\n");
   EXPECT_TRUE(dir_ignored(rules, "out"));
   EXPECT_FALSE(file_ignored(rules, "out"));  // a file named out
   EXPECT_TRUE(file_ignored(rules, "out/a.txt"));
@@ -86,7 +88,7 @@ TEST(IgnoreRulesTest, TrailingSlashMatchesDirectoriesOnly) {
 }
 
 TEST(IgnoreRulesTest, DoubleStar) {
-  IgnoreRules rules = rules_of("**/foo\n**/gen/\nabc/**\na/**/b\n");
+  IgnoreRules rules = ignore_rules_of("**/foo\n**/gen/\nabc/**\na/**/b\n");
   EXPECT_TRUE(file_ignored(rules, "foo"));
   EXPECT_TRUE(file_ignored(rules, "x/y/foo"));
   EXPECT_TRUE(file_ignored(rules, "x/gen/file"));
@@ -105,13 +107,13 @@ TEST(IgnoreRulesTest, DoubleStar) {
 
 TEST(IgnoreRulesTest, DoubleStarCanBeReopened) {
   // With "abc/**" abc itself stays, so a file in it can be re-included.
-  IgnoreRules rules = rules_of("abc/**\n!abc/keep.txt\n");
+  IgnoreRules rules = ignore_rules_of("abc/**\n!abc/keep.txt\n");
   EXPECT_FALSE(file_ignored(rules, "abc/keep.txt"));
   EXPECT_TRUE(file_ignored(rules, "abc/other.txt"));
 }
 
 TEST(IgnoreRulesTest, WildcardsAndClasses) {
-  IgnoreRules rules = rules_of("tmp?\n*.py[co]\n[!a]x.txt\ncache-*-dir\nlib/*.a\n");
+  IgnoreRules rules = ignore_rules_of("tmp?\n*.py[co]\n[!a]x.txt\ncache-*-dir\nlib/*.a\n");
   EXPECT_TRUE(file_ignored(rules, "tmp1"));
   EXPECT_FALSE(file_ignored(rules, "tmp12"));
   EXPECT_TRUE(file_ignored(rules, "pkg/m.pyc"));
@@ -125,26 +127,26 @@ TEST(IgnoreRulesTest, WildcardsAndClasses) {
 }
 
 TEST(IgnoreRulesTest, NegationLastMatchWins) {
-  IgnoreRules rules = rules_of("*.log\n!important.log\n");
+  IgnoreRules rules = ignore_rules_of("*.log\n!important.log\n");
   EXPECT_TRUE(file_ignored(rules, "a.log"));
   EXPECT_FALSE(file_ignored(rules, "important.log"));
   EXPECT_FALSE(file_ignored(rules, "x/important.log"));
-  IgnoreRules reversed = rules_of("!important.log\n*.log\n");
+  IgnoreRules reversed = ignore_rules_of("!important.log\n*.log\n");
   EXPECT_TRUE(file_ignored(reversed, "important.log"));
   // The name index and the scanned patterns interleave by order.
-  IgnoreRules mixed = rules_of("keep.txt\n!*.txt\nkeep.txt\n");
+  IgnoreRules mixed = ignore_rules_of("keep.txt\n!*.txt\nkeep.txt\n");
   EXPECT_TRUE(file_ignored(mixed, "keep.txt"));
-  IgnoreRules mixed2 = rules_of("*.txt\n!keep.txt\n");
+  IgnoreRules mixed2 = ignore_rules_of("*.txt\n!keep.txt\n");
   EXPECT_FALSE(file_ignored(mixed2, "keep.txt"));
   EXPECT_TRUE(file_ignored(mixed2, "other.txt"));
 }
 
 TEST(IgnoreRulesTest, NoReincludeUnderExcludedDirectory) {
-  IgnoreRules rules = rules_of("logs/\n!logs/keep.txt\n!keep.txt\n");
+  IgnoreRules rules = ignore_rules_of("logs/\n!logs/keep.txt\n!keep.txt\n");
   EXPECT_TRUE(file_ignored(rules, "logs/keep.txt"));
   EXPECT_TRUE(file_ignored(rules, "logs/a/keep.txt"));
   // The git idiom: exclude a directory's contents, then re-include one.
-  IgnoreRules idiom = rules_of("/*\n!/foo\n/foo/*\n!/foo/bar\n");
+  IgnoreRules idiom = ignore_rules_of("/*\n!/foo\n/foo/*\n!/foo/bar\n");
   EXPECT_TRUE(file_ignored(idiom, "top.txt"));
   EXPECT_FALSE(dir_ignored(idiom, "foo"));
   EXPECT_TRUE(file_ignored(idiom, "foo/other"));
@@ -153,7 +155,7 @@ TEST(IgnoreRulesTest, NoReincludeUnderExcludedDirectory) {
 }
 
 TEST(IgnoreRulesTest, NestedDirectories) {
-  IgnoreRules rules = rules_of("build/\n!src/build/\n");
+  IgnoreRules rules = ignore_rules_of("build/\n!src/build/\n");
   EXPECT_TRUE(file_ignored(rules, "build/a/b/c.o"));
   EXPECT_TRUE(file_ignored(rules, "lib/build/c.o"));
   EXPECT_FALSE(file_ignored(rules, "src/build/c.o"));
@@ -161,7 +163,7 @@ TEST(IgnoreRulesTest, NestedDirectories) {
 }
 
 TEST(IgnoreRulesTest, CommentsBlankLinesAndEscapes) {
-  IgnoreRules rules = rules_of(
+  IgnoreRules rules = ignore_rules_of(
       "# a comment\n"
       "\n"
       "   \n"
@@ -180,7 +182,7 @@ TEST(IgnoreRulesTest, CommentsBlankLinesAndEscapes) {
 }
 
 TEST(IgnoreRulesTest, TrailingSpaces) {
-  IgnoreRules rules = rules_of("trim   \nkeep\\ \nboth\\  \n");
+  IgnoreRules rules = ignore_rules_of("trim   \nkeep\\ \nboth\\  \n");
   EXPECT_TRUE(file_ignored(rules, "trim"));
   EXPECT_FALSE(file_ignored(rules, "trim "));
   EXPECT_TRUE(file_ignored(rules, "keep "));
@@ -190,7 +192,7 @@ TEST(IgnoreRulesTest, TrailingSpaces) {
 }
 
 TEST(IgnoreRulesTest, CrlfLineEndingsAndBom) {
-  IgnoreRules rules = rules_of("\xEF\xBB\xBF*.tmp\r\nout/\r\n!keep.tmp\r\n# c\r\n");
+  IgnoreRules rules = ignore_rules_of("\xEF\xBB\xBF*.tmp\r\nout/\r\n!keep.tmp\r\n# c\r\n");
   EXPECT_TRUE(file_ignored(rules, "a.tmp"));
   EXPECT_TRUE(file_ignored(rules, "out/x"));
   EXPECT_FALSE(file_ignored(rules, "keep.tmp"));
@@ -229,7 +231,7 @@ TEST(IgnoreRulesTest, ProblemsAreBounded) {
 }
 
 TEST(IgnoreRulesTest, ManyDoubleStarsStayFast) {
-  IgnoreRules rules = rules_of("a/**/**/b/**/c/**/d/**/e/**/f/**/g\n");
+  IgnoreRules rules = ignore_rules_of("a/**/**/b/**/c/**/d/**/e/**/f/**/g\n");
   std::string path = "a";
   for (int i = 0; i < 200; ++i) path += "/x";
   path += "/b/c/d/e/f/g";
@@ -254,20 +256,15 @@ RC_GTEST_PROP(IgnoreRulesProperty, DirectoryPatternCoversEverythingBelow, ()) {
   RC_ASSERT(rules.ignored(path, is_dir) == expected);
 }
 
-void write(const std::filesystem::path& path, std::string_view text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
-
 TEST(IgnoreRulesLoadTest, ReadsGitignoreThenWeftignore) {
-  testing::TempDir dir;
+  weft::testing::TempDir dir;
   IgnoreRules none = IgnoreRules::load(dir.path().string());
   EXPECT_TRUE(none.problems().empty());
   EXPECT_FALSE(file_ignored(none, "a.md"));
   EXPECT_TRUE(file_ignored(none, ".git/HEAD"));
 
-  write(dir.path() / ".gitignore", "*.md\nbuild/\n");
-  write(dir.path() / ".weftignore", "!README.md\n");
+  write_file(dir.path() / ".gitignore", "*.md\nbuild/\n");
+  write_file(dir.path() / ".weftignore", "!README.md\n");
   IgnoreRules both = IgnoreRules::load(dir.path().string());
   EXPECT_TRUE(both.problems().empty());
   EXPECT_TRUE(file_ignored(both, "a.md"));
@@ -276,8 +273,8 @@ TEST(IgnoreRulesLoadTest, ReadsGitignoreThenWeftignore) {
 }
 
 TEST(IgnoreRulesLoadTest, ProblemsNameTheFile) {
-  testing::TempDir dir;
-  write(dir.path() / ".weftignore", "good\n[bad\n");
+  weft::testing::TempDir dir;
+  write_file(dir.path() / ".weftignore", "good\n[bad\n");
   IgnoreRules rules = IgnoreRules::load(dir.path().string());
   ASSERT_EQ(rules.problems().size(), 1u);
   EXPECT_EQ(rules.problems()[0].rfind(".weftignore:2: ", 0), 0u) << rules.problems()[0];
@@ -285,9 +282,9 @@ TEST(IgnoreRulesLoadTest, ProblemsNameTheFile) {
 }
 
 TEST(IgnoreRulesLoadTest, NotARegularFileIsNoted) {
-  testing::TempDir dir;
+  weft::testing::TempDir dir;
   std::filesystem::create_directory(dir.path() / ".gitignore");
-  write(dir.path() / ".weftignore", "secret\n");
+  write_file(dir.path() / ".weftignore", "secret\n");
   IgnoreRules rules = IgnoreRules::load(dir.path().string());
   ASSERT_EQ(rules.problems().size(), 1u);
   EXPECT_EQ(rules.problems()[0].rfind(".gitignore: not read", 0), 0u) << rules.problems()[0];
@@ -296,8 +293,8 @@ TEST(IgnoreRulesLoadTest, NotARegularFileIsNoted) {
 
 TEST(IgnoreRulesLoadTest, UnreadableFilesAreNoted) {
   if (::geteuid() == 0) GTEST_SKIP() << "root reads any file";
-  testing::TempDir dir;
-  write(dir.path() / ".weftignore", "secret\n");
+  weft::testing::TempDir dir;
+  write_file(dir.path() / ".weftignore", "secret\n");
   ::chmod((dir.path() / ".weftignore").c_str(), 0);
   IgnoreRules unreadable = IgnoreRules::load(dir.path().string());
   ASSERT_EQ(unreadable.problems().size(), 1u);
@@ -317,7 +314,7 @@ TEST(IgnoreRulesTest, TimingOfATypicalGitignore) {
       "target/\n*.jar\n!gradle-wrapper.jar\n.gradle/\n/docs/_site/\n/docs/.jekyll-cache/\n"
       "**/generated/**\nsrc/**/*.gen.cc\n*.pb.cc\n*.pb.h\n.env\n.env.*\n!.env.example\n"
       "*.sqlite\n";
-  IgnoreRules rules = rules_of(gitignore);
+  IgnoreRules rules = ignore_rules_of(gitignore);
   std::vector<std::string> paths;
   const char* dirs[] = {"src/core", "src/net/http", "include/weft/base", "docs/guide",
                         "tests/unit/a", "tools", "web/app/components", "lib"};

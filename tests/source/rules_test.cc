@@ -14,6 +14,8 @@
 namespace weft::source {
 namespace {
 
+using weft::testing::write_file;
+
 using doc::MemoryPermission;
 using doc::PermissionDecision;
 constexpr auto kAllowed = PermissionDecision::kAllowed;
@@ -400,13 +402,8 @@ TEST(WorkspaceRulesErrorsTest, DeepNestingDoesNotCrash) {
   }
 }
 
-void write(const std::filesystem::path& path, std::string_view text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
-
 TEST(WorkspaceRulesLoadTest, MissingFileGivesDefaults) {
-  testing::TempDir dir;
+  weft::testing::TempDir dir;
   Result<WorkspaceRules> rules = WorkspaceRules::load(dir.path().string());
   ASSERT_TRUE(rules.ok()) << rules.status();
   EXPECT_TRUE(rules->rules().empty());
@@ -416,12 +413,12 @@ TEST(WorkspaceRulesLoadTest, MissingFileGivesDefaults) {
 }
 
 TEST(WorkspaceRulesLoadTest, ReadsTheFile) {
-  testing::TempDir dir;
-  write(dir.path() / "weft.toml", kExample);
+  weft::testing::TempDir dir;
+  write_file(dir.path() / "weft.toml", kExample);
   Result<WorkspaceRules> rules = WorkspaceRules::load(dir.path().string());
   ASSERT_TRUE(rules.ok()) << rules.status();
   EXPECT_EQ(rules->rules().size(), 2u);
-  write(dir.path() / "weft.toml", "[permissions]\ndefault = \"nope\"\n");
+  write_file(dir.path() / "weft.toml", "[permissions]\ndefault = \"nope\"\n");
   rules = WorkspaceRules::load(dir.path().string());
   ASSERT_FALSE(rules.ok());
   EXPECT_EQ(rules.status().message().rfind("weft.toml:2: unknown level", 0), 0u)
@@ -429,7 +426,7 @@ TEST(WorkspaceRulesLoadTest, ReadsTheFile) {
 }
 
 TEST(WorkspaceRulesLoadTest, NotARegularFileIsUnavailable) {
-  testing::TempDir dir;
+  weft::testing::TempDir dir;
   std::filesystem::create_directory(dir.path() / "weft.toml");
   Result<WorkspaceRules> rules = WorkspaceRules::load(dir.path().string());
   ASSERT_FALSE(rules.ok());
@@ -444,8 +441,8 @@ TEST(WorkspaceRulesLoadTest, NotARegularFileIsUnavailable) {
 
 TEST(WorkspaceRulesLoadTest, UnreadableIsUnavailable) {
   if (::geteuid() == 0) GTEST_SKIP() << "root reads any file";
-  testing::TempDir dir;
-  write(dir.path() / "weft.toml", kExample);
+  weft::testing::TempDir dir;
+  write_file(dir.path() / "weft.toml", kExample);
   ::chmod((dir.path() / "weft.toml").c_str(), 0);
   Result<WorkspaceRules> rules = WorkspaceRules::load(dir.path().string());
   ASSERT_FALSE(rules.ok());
@@ -453,8 +450,8 @@ TEST(WorkspaceRulesLoadTest, UnreadableIsUnavailable) {
 }
 
 TEST(WorkspaceRulesLoadTest, TooLargeIsInvalidArgument) {
-  testing::TempDir dir;
-  write(dir.path() / "weft.toml", std::string((size_t{1} << 20) + 1, '\n'));
+  weft::testing::TempDir dir;
+  write_file(dir.path() / "weft.toml", std::string((size_t{1} << 20) + 1, '\n'));
   Result<WorkspaceRules> rules = WorkspaceRules::load(dir.path().string());
   ASSERT_FALSE(rules.ok());
   EXPECT_EQ(rules.status().code(), StatusCode::kInvalidArgument) << rules.status();

@@ -14,17 +14,14 @@
 namespace weft::source {
 namespace {
 
+using weft::testing::write_file;
+
 namespace stdfs = std::filesystem;
 
 WorkspaceRules rules_of(std::string_view toml) {
   auto r = WorkspaceRules::parse(toml);
   EXPECT_TRUE(r.ok()) << r.status();
   return r.ok() ? std::move(*r) : WorkspaceRules();
-}
-
-void write(const stdfs::path& p, const std::string& text) {
-  stdfs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
 }
 
 TEST(Enforcement, NamesRoundTripAndUnknownIsAnError) {
@@ -60,7 +57,7 @@ TEST(ShellSettings, ParsesTheShellTableAndNamesTheLine) {
 TEST(ShellSettings, LoadsFromTheRoot) {
   weft::testing::TempDir dir;
   EXPECT_FALSE(load_shell_settings(dir.path().string())->enforcement);
-  write(dir.path() / "weft.toml", "[shell]\nenforcement = \"warned\"\n");
+  write_file(dir.path() / "weft.toml", "[shell]\nenforcement = \"warned\"\n");
   EXPECT_EQ(load_shell_settings(dir.path().string())->enforcement, Enforcement::kWarned);
 }
 
@@ -179,49 +176,49 @@ class MetaIndexTest : public ::testing::Test {
 };
 
 TEST_F(MetaIndexTest, UpdateReportsCreatedModifiedDeletedAndIgnoresTouches) {
-  write(dir_.path() / "a.txt", "a");
-  write(dir_.path() / "d/b.txt", "b");
-  write(dir_.path() / "skip/c.txt", "c");
+  write_file(dir_.path() / "a.txt", "a");
+  write_file(dir_.path() / "d/b.txt", "b");
+  write_file(dir_.path() / "skip/c.txt", "c");
   FileMetaIndex index(root(), [](const std::string& p, bool) { return p == "skip"; });
   ASSERT_TRUE(index.build().ok());
   EXPECT_EQ(index.files().size(), 2u);
-  write(dir_.path() / "a.txt", "changed");
-  write(dir_.path() / "d/e/new.txt", "n");
+  write_file(dir_.path() / "a.txt", "changed");
+  write_file(dir_.path() / "d/e/new.txt", "n");
   stdfs::remove(dir_.path() / "d/b.txt");
-  write(dir_.path() / "skip/c.txt", "changed");
+  write_file(dir_.path() / "skip/c.txt", "changed");
   ShellChanges c = index.update({"a.txt", "d"});
   EXPECT_EQ(c.modified, std::vector<std::string>{"a.txt"});
   EXPECT_EQ(c.created, std::vector<std::string>{"d/e/new.txt"});
   EXPECT_EQ(c.deleted, std::vector<std::string>{"d/b.txt"});
   // Same bytes, new mtime: not a modification once the hash is known.
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  write(dir_.path() / "a.txt", "changed");
+  write_file(dir_.path() / "a.txt", "changed");
   EXPECT_TRUE(index.update({"a.txt"}).empty());
   // A whole-tree update finds what no path named.
-  write(dir_.path() / "z.txt", "z");
+  write_file(dir_.path() / "z.txt", "z");
   EXPECT_EQ(index.update({"."}).created, std::vector<std::string>{"z.txt"});
   EXPECT_TRUE(index.update({"."}).empty());
 }
 
 TEST_F(MetaIndexTest, RefreshFollowsWatcherChanges) {
-  write(dir_.path() / "d/a.txt", "a");
+  write_file(dir_.path() / "d/a.txt", "a");
   FileMetaIndex index(root(), nullptr);
   ASSERT_TRUE(index.build().ok());
   stdfs::rename(dir_.path() / "d", dir_.path() / "e");
   index.refresh({FileChange{FileChange::Kind::kRenamed, "e", "d", true}});
   EXPECT_EQ(index.files().count("e/a.txt"), 1u);
   EXPECT_EQ(index.files().count("d/a.txt"), 0u);
-  write(dir_.path() / "f.txt", "f");
+  write_file(dir_.path() / "f.txt", "f");
   index.refresh({FileChange{FileChange::Kind::kRescan, "", "", false}});
   EXPECT_EQ(index.files().count("f.txt"), 1u);
 }
 
 TEST_F(MetaIndexTest, ProtectionBindsWholeDirectoriesFilesAndConfiguration) {
-  write(dir_.path() / "vendor/lib/a.c", "a");
-  write(dir_.path() / "docs/x.md", "x");
-  write(dir_.path() / "src/Cargo.lock", "l");
-  write(dir_.path() / "src/main.c", "m");
-  write(dir_.path() / "weft.toml", std::string(kRules));
+  write_file(dir_.path() / "vendor/lib/a.c", "a");
+  write_file(dir_.path() / "docs/x.md", "x");
+  write_file(dir_.path() / "src/Cargo.lock", "l");
+  write_file(dir_.path() / "src/main.c", "m");
+  write_file(dir_.path() / "weft.toml", std::string(kRules));
   FileMetaIndex index(root(), nullptr);
   ASSERT_TRUE(index.build().ok());
   WorkspaceRules rules = rules_of(kRules);
@@ -243,7 +240,7 @@ rules = [
   { glob = "vendor/**", level = "read_only" },
 ]
 )");
-  write(dir_.path() / "vendor/lib/ok.c", "ok");
+  write_file(dir_.path() / "vendor/lib/ok.c", "ok");
   index.refresh({FileChange{FileChange::Kind::kCreated, "vendor/lib/ok.c", "", false}});
   Protection q = index.protection(carved);
   std::sort(q.read_only.begin(), q.read_only.end());

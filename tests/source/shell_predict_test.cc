@@ -694,7 +694,7 @@ TEST(ShellPredictTest, WithoutCallbacksGlobsStayPatterns) {
 
 // ---- errors ----
 
-std::string error_of(std::string_view command) {
+std::string predict_error_of(std::string_view command) {
   Result<ShellPrediction> p = predict_shell(command, fake_options());
   EXPECT_FALSE(p.ok()) << "predicted: " << command;
   if (p.ok()) return "";
@@ -703,44 +703,44 @@ std::string error_of(std::string_view command) {
 }
 
 TEST(ShellPredictErrorsTest, BadInputIsAClearError) {
-  EXPECT_NE(error_of(std::string(1 << 20, 'a')).find("64 KiB"), std::string::npos);
-  EXPECT_NE(error_of(std::string("rm a\0b", 6)).find("NUL byte at byte 4"), std::string::npos);
-  std::string m = error_of("echo 'abc");
+  EXPECT_NE(predict_error_of(std::string(1 << 20, 'a')).find("64 KiB"), std::string::npos);
+  EXPECT_NE(predict_error_of(std::string("rm a\0b", 6)).find("NUL byte at byte 4"), std::string::npos);
+  std::string m = predict_error_of("echo 'abc");
   EXPECT_NE(m.find("unterminated single quote"), std::string::npos) << m;
   EXPECT_NE(m.find("line 1, column 6"), std::string::npos) << m;
-  m = error_of("echo \"abc\nrm x");
+  m = predict_error_of("echo \"abc\nrm x");
   EXPECT_NE(m.find("unterminated double quote"), std::string::npos) << m;
-  m = error_of("cat > f <<EOF\nbody\n");
+  m = predict_error_of("cat > f <<EOF\nbody\n");
   EXPECT_NE(m.find("here-document has no closing line 'EOF'"), std::string::npos) << m;
-  m = error_of("if true; then rm x");
+  m = predict_error_of("if true; then rm x");
   EXPECT_NE(m.find("expected 'fi' to close 'if'"), std::string::npos) << m;
-  m = error_of("for f in a b; rm $f; done");
+  m = predict_error_of("for f in a b; rm $f; done");
   EXPECT_NE(m.find("expected 'do'"), std::string::npos) << m;
-  m = error_of("echo $(rm x");
+  m = predict_error_of("echo $(rm x");
   EXPECT_NE(m.find("unterminated $("), std::string::npos) << m;
-  m = error_of("echo `rm x");
+  m = predict_error_of("echo `rm x");
   EXPECT_NE(m.find("unterminated backquote"), std::string::npos) << m;
-  m = error_of("echo ${x");
+  m = predict_error_of("echo ${x");
   EXPECT_NE(m.find("unterminated ${"), std::string::npos) << m;
-  m = error_of("rm a )");
+  m = predict_error_of("rm a )");
   EXPECT_NE(m.find("unexpected ')'"), std::string::npos) << m;
-  m = error_of("echo >");
+  m = predict_error_of("echo >");
   EXPECT_NE(m.find("expected a word after '>'"), std::string::npos) << m;
-  m = error_of("ls | | wc");
+  m = predict_error_of("ls | | wc");
   EXPECT_NE(m.find("unexpected '|'"), std::string::npos) << m;
-  m = error_of("case x in a) rm y;;");
+  m = predict_error_of("case x in a) rm y;;");
   EXPECT_NE(m.find("esac"), std::string::npos) << m;
-  m = error_of("{ rm x; ");
+  m = predict_error_of("{ rm x; ");
   EXPECT_NE(m.find("expected '}'"), std::string::npos) << m;
   std::string deep;
   for (int i = 0; i < 200; ++i) deep += "$(";
-  m = error_of(deep);
+  m = predict_error_of(deep);
   EXPECT_NE(m.find("nested more than 64 levels"), std::string::npos) << m;
   std::string parens;
   for (int i = 0; i < 2500; ++i) parens += "( ";
-  m = error_of(parens);
+  m = predict_error_of(parens);
   EXPECT_NE(m.find("nested more than 64 levels"), std::string::npos) << m;
-  m = error_of("echo ok\necho 'x");
+  m = predict_error_of("echo ok\necho 'x");
   EXPECT_NE(m.find("line 2, column 6"), std::string::npos) << m;
   Result<ShellPrediction> empty = predict_shell("  # nothing\n\n", fake_options());
   ASSERT_TRUE(empty.ok()) << empty.status();
@@ -778,7 +778,7 @@ TEST(ShellPredictErrorsTest, LimitsBoundTheOutput) {
 
 // ---- the checker ----
 
-constexpr std::string_view kRules = R"(
+constexpr std::string_view kPredictRules = R"(
 [permissions]
 default = "read_write"
 rules = [
@@ -789,7 +789,7 @@ rules = [
 ]
 )";
 
-WorkspaceRules rules_of(std::string_view text) {
+WorkspaceRules predict_rules_of(std::string_view text) {
   Result<WorkspaceRules> r = WorkspaceRules::parse(text);
   EXPECT_TRUE(r.ok()) << r.status();
   return r.ok() ? std::move(r).value() : WorkspaceRules();
@@ -804,7 +804,7 @@ PermissionDecision decision_of(std::string_view command, const WorkspaceRules& r
 }
 
 TEST(ShellCheckTest, DecidesEachOpByTheRules) {
-  WorkspaceRules rules = rules_of(kRules);
+  WorkspaceRules rules = predict_rules_of(kPredictRules);
   constexpr auto kAllowed = PermissionDecision::kAllowed;
   constexpr auto kApproval = PermissionDecision::kNeedsApproval;
   constexpr auto kDenied = PermissionDecision::kDenied;
@@ -832,7 +832,7 @@ TEST(ShellCheckTest, DecidesEachOpByTheRules) {
 }
 
 TEST(ShellCheckTest, ReasonsNameTheRule) {
-  WorkspaceRules rules = rules_of(kRules);
+  WorkspaceRules rules = predict_rules_of(kPredictRules);
   Result<ShellPrediction> p = predict_shell("rm -rf src && rm vendor/lib.js", fake_options());
   ASSERT_TRUE(p.ok()) << p.status();
   std::vector<ShellOpCheck> checks = check_prediction(*p, rules);
@@ -869,7 +869,7 @@ operands = "none"
 )";
 
 TEST(ShellCommandsConfigTest, ParsedAndUsed) {
-  WorkspaceRules rules = rules_of(kShellToml);
+  WorkspaceRules rules = predict_rules_of(kShellToml);
   ASSERT_EQ(rules.shell_commands().size(), 4u);
   ShellOptions o = fake_options();
   o.commands = &rules.shell_commands();

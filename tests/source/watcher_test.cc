@@ -38,11 +38,7 @@ constexpr auto kSettle = 200ms;
 
 using weft::source::testing::show;
 
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  ASSERT_TRUE(out.good()) << path;
-}
+using weft::testing::write_file;
 
 // "f12" (built so that GCC 12 sees no overlapping copy).
 std::string numbered(const std::string& prefix, long i) {

@@ -15,7 +15,7 @@ namespace weft::store {
 namespace {
 
 TEST(BlockStoreConcurrentTest, ThreadsShareOneStore) {
-  testing::TempDir dir;
+  weft::testing::TempDir dir;
   auto store = std::move(*BlockStore::open((dir.path() / "b.db").string()));
   NewBlock nb;
   nb.agent_id = "ada";
@@ -57,7 +57,7 @@ TEST(BlockStoreConcurrentTest, ThreadsShareOneStore) {
 }
 
 TEST(BlockStoreConcurrentTest, ProcessesWaitForTheLockInsteadOfFailing) {
-  testing::TempDir dir;
+  weft::testing::TempDir dir;
   std::string path = (dir.path() / "b.db").string();
   std::string id;
   {
@@ -100,7 +100,7 @@ TEST(BlockStoreConcurrentTest, ProcessesWaitForTheLockInsteadOfFailing) {
 }
 
 TEST(BlockStoreConcurrentTest, BusyTimeoutExpiresAsUnavailable) {
-  testing::TempDir dir;
+  weft::testing::TempDir dir;
   std::string path = (dir.path() / "b.db").string();
   StoreOptions quick;
   quick.busy_timeout_ms = 50;

@@ -39,7 +39,7 @@ class BlockStoreTest : public ::testing::Test {
     sqlite3_close(db);
   }
 
-  testing::TempDir dir_;
+  weft::testing::TempDir dir_;
   std::string path_;
   std::unique_ptr<BlockStore> store_;
 };

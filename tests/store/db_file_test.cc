@@ -72,7 +72,7 @@ void expect_refused(const std::string& path, StatusCode code, const std::string&
 class DbFileTest : public ::testing::Test {
  protected:
   std::string path(const char* name) { return (dir_.path() / name).string(); }
-  testing::TempDir dir_;
+  weft::testing::TempDir dir_;
 };
 
 TEST_F(DbFileTest, DirectoryIsNamedAsSuch) {

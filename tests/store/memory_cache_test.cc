@@ -41,7 +41,7 @@ class MemoryCacheTest : public ::testing::Test {
     return d.ok() ? *d : nullptr;
   }
 
-  testing::TempDir dir_;
+  weft::testing::TempDir dir_;
   std::shared_ptr<BlockStore> store_;
   std::unique_ptr<MemoryCache> cache_;
 };

@@ -30,6 +30,26 @@ std::string read_file(const std::filesystem::path& path) {
   return ss.str();
 }
 
+void write_file(const std::filesystem::path& path, std::string_view text) {
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out.flush()) ADD_FAILURE() << "cannot write " << path;
+}
+
+size_t open_fd_count() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+std::string shell_quote(const std::string& arg) {
+  std::string q = "'";
+  for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 TempDir::TempDir() {
   std::random_device rd;
   auto base = std::filesystem::temp_directory_path();

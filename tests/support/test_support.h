@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace weft::testing {
 
@@ -34,6 +35,16 @@ std::optional<std::filesystem::path> shared_dir();
 
 // Reads a whole file; fails the test (and returns "") when it cannot.
 std::string read_file(const std::filesystem::path& path);
+
+// Writes `text` to `path` (creating its parent directories); fails the test
+// when it cannot.
+void write_file(const std::filesystem::path& path, std::string_view text);
+
+// The file descriptors this process holds open now.
+size_t open_fd_count();
+
+// `arg` single-quoted for a POSIX shell.
+std::string shell_quote(const std::string& arg);
 
 // A fresh directory under the system temp dir, removed with its contents on
 // destruction.
