@@ -126,6 +126,8 @@ line("blocks", {
   block_list_ms: inside.block_list_ms, block_list_blocks: inside.block_list_blocks,
   append_per_s_mcp: bm.append_per_s_mcp, append_mcp_bar: ">= 5000/s", append_mcp_bar_met: bm.append_per_s_mcp >= 5000,
   append_server_cpu_ms_per_call: bm.append_server_cpu_ms_per_call, appends_mcp: bm.appends,
+  append_per_s_mcp_sdk: bm.append_per_s_mcp_sdk,
+  append_sdk_server_cpu_ms_per_call: bm.append_sdk_server_cpu_ms_per_call,
   kernel_search_ms: bm.kernel_search_ms, rg_ms: bm.rg_ms, kernel_search_ratio: r2(bm.kernel_search_ms / bm.rg_ms),
   kernel_search_bar: "<= 1.5x rg -j1", kernel_search_bar_met: bm.kernel_search_ms <= 1.5 * bm.rg_ms,
   kernel_search_runs_ms: bm.kernel_search_runs_ms, rg_runs_ms: bm.rg_runs_ms,

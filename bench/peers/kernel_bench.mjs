@@ -14,7 +14,8 @@
 //  - the fs_edit loop through `weft mcp --no-kernel` on a copy (what the
 //    kernel adds);
 //  - blocks_mcp: block_append calls sent back to back by one client (each
-//    awaited: a model streaming its output), and kernel_search over the
+//    awaited: a model streaming its output), from a minimal stdio client
+//    (mcp_raw_client.mjs: the server's rate) and from the SDK client, and kernel_search over the
 //    20,000-file tree plus 1,000 conversation blocks against `rg -j1` on the
 //    same files (same query; rg's process start included, as is the MCP round
 //    trip of kernel_search).
@@ -29,6 +30,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 import { makeText, median, processCpuMs, throughput, warmUp } from './bench_util.mjs';
+import { RawMcpClient } from './mcp_raw_client.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const weft = process.argv[2];
@@ -242,21 +244,36 @@ function timeMs(fn) {
   return { ms: Number(process.hrtime.bigint() - start) / 1e6, r };
 }
 
+// block_append calls back to back into a new conversation block: calls/s and
+// the server's CPU per call.
+async function appendRate(client) {
+  const created = await client.callTool({ name: 'block_create', arguments: { role: 'model', kind: 'text' } });
+  if (created.isError) throw new Error(JSON.stringify(created.content));
+  const id = created.structuredContent.block_id;
+  const chunk = (i) => (i % 12 === 11 ? 'token\n' : 'token ');
+  const append = (i) => client.callTool({ name: 'block_append', arguments: { block_id: id, text: chunk(i) } });
+  await throughput(Math.min(500, APPENDS), 1, append);
+  const cpu0 = processCpuMs(client.serverPid);
+  const rate = await throughput(APPENDS, 1, append);
+  return { rate, cpu: (processCpuMs(client.serverPid) - cpu0) / APPENDS };
+}
+
 async function benchBlocksMcp(base) {
   const root = path.join(base, 'tree');  // benchStartup's 20,000 files
   const state = path.join(base, 'blocks-mcp-state');
-  const client = await connect(weft, ['mcp', '--root', root, '--state', state]);
+  const args = ['mcp', '--root', root, '--state', state];
+  // The figure: a minimal stdio client, so that the server is what is
+  // measured; then the official SDK client, whose own cost per call bounds it.
+  const raw = await RawMcpClient.connect(weft, args);
+  let rawAppend;
   try {
-    const created = await client.callTool({ name: 'block_create', arguments: { role: 'model', kind: 'text' } });
-    if (created.isError) throw new Error(JSON.stringify(created.content));
-    const id = created.structuredContent.block_id;
-    const chunk = (i) => (i % 12 === 11 ? 'token\n' : 'token ');
-    await throughput(Math.min(500, APPENDS), 1, (i) => client.callTool({ name: 'block_append',
-      arguments: { block_id: id, text: chunk(i) } }));
-    const cpu0 = processCpuMs(client.serverPid);
-    const appendRate = await throughput(APPENDS, 1, (i) => client.callTool({ name: 'block_append',
-      arguments: { block_id: id, text: chunk(i) } }));
-    const appendCpu = (processCpuMs(client.serverPid) - cpu0) / APPENDS;
+    rawAppend = await appendRate(raw);
+  } finally {
+    await raw.close();
+  }
+  const client = await connect(weft, args);
+  try {
+    const sdkAppend = await appendRate(client);
     // 1,000 conversation blocks beside the files.
     await throughput(CONVERSATION_BLOCKS, 4, (i) => client.callTool({ name: 'block_create',
       arguments: { role: i % 2 ? 'model' : 'user', kind: 'text',
@@ -286,8 +303,10 @@ async function benchBlocksMcp(base) {
       rg.push(t.ms);
       rgFiles = t.r.stdout.split('\n').filter(Boolean).length;
     }
-    return { append_per_s_mcp: appendRate, appends: APPENDS,
-      append_server_cpu_ms_per_call: +appendCpu.toFixed(4),
+    return { append_per_s_mcp: rawAppend.rate, appends: APPENDS,
+      append_server_cpu_ms_per_call: +rawAppend.cpu.toFixed(4),
+      append_per_s_mcp_sdk: sdkAppend.rate,
+      append_sdk_server_cpu_ms_per_call: +sdkAppend.cpu.toFixed(4),
       kernel_search_ms: +median(ks).toFixed(2), rg_ms: +median(rg).toFixed(2),
       kernel_search_runs_ms: ks.map((x) => +x.toFixed(2)), rg_runs_ms: rg.map((x) => +x.toFixed(2)),
       search_files: STARTUP_DIRS * STARTUP_FILES_PER_DIR, search_blocks: CONVERSATION_BLOCKS,
