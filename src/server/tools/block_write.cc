@@ -192,8 +192,8 @@ Result<ToolOutput> run_delete(const Json& args, ToolContext& ctx) {
   }
   if (r->changed && id.rfind("memory:", 0) != 0) {
     text += id.rfind("file:", 0) == 0
-                ? "Its block keeps the history: block_rollback to its last version (block_history) "
-                  "writes the file back.\n"
+                ? "Its block keeps the history: block_undo on it (by you) or block_rollback to its "
+                  "last version (block_history) writes the file back.\n"
                 : "Its text and history stay readable; block_undo on it restores it.\n";
   }
   return ToolOutput{std::move(text), std::move(s), nullptr};
@@ -245,8 +245,8 @@ ToolSpec block_delete_tool() {
       "true (which deletes the whole subtree). You may delete the blocks you created (when "
       "their permission lets you rewrite them); other agents' blocks only when their "
       "permission is admin. file:<path> deletes the file through weft.toml's rules (its block "
-      "keeps the history: block_rollback writes it back); memory:<agent>/<label> deletes the "
-      "memory block (admin permission).",
+      "keeps the history: the deleter's block_undo, or block_rollback, writes it back); "
+      "memory:<agent>/<label> deletes the memory block (admin permission).",
       {{"block_id", block_id_prop()},
        {"recursive", bool_prop("Also delete every block under it (default false)")}},
       {"block_id"},
