@@ -226,7 +226,7 @@ Result<SyncDelta> Kernel::sync_export_since(std::string_view block_id, std::stri
 
 // ---------------------------------------------------------------- conversation blocks
 
-Result<SyncJoin> Blocks::sync_join(std::string_view block_id, std::string_view /*person*/,
+Result<SyncJoin> Blocks::sync_join(std::string_view block_id, std::string_view person,
                                    std::string_view client_vv) {
   WEFT_ASSIGN_OR_RETURN(BlockId id, parse_block_id(block_id));
   if (id.type == BlockId::Type::kMemory) {
@@ -246,7 +246,9 @@ Result<SyncJoin> Blocks::sync_join(std::string_view block_id, std::string_view /
   WEFT_RETURN_IF_ERROR(impl_->flush_locked(*e));
   WEFT_RETURN_IF_ERROR(impl_->ensure_loaded(*e));
   WEFT_ASSIGN_OR_RETURN(SyncJoin out, join_of(e->block->doc(), client_vv));
-  Status writable = impl_->check_write(*e, doc::MemoryOp::kOverwrite);
+  // The person's own rights: a person decides on a human or partner block.
+  const source::Attribution who{"human:" + std::string(person), "live sync", std::nullopt};
+  Status writable = impl_->check_write(*e, doc::MemoryOp::kOverwrite, &who);
   out.writable = writable.ok();
   if (!writable.ok()) out.rule = std::string(writable.message());
   return out;
@@ -264,7 +266,7 @@ Result<bool> Blocks::sync_apply(std::string_view block_id, std::string_view upda
   std::string version;
   {
     std::lock_guard lock(e->mu);
-    WEFT_RETURN_IF_ERROR(impl_->check_write(*e, doc::MemoryOp::kOverwrite));
+    WEFT_RETURN_IF_ERROR(impl_->check_write(*e, doc::MemoryOp::kOverwrite, &who));
     WEFT_RETURN_IF_ERROR(impl_->flush_locked(*e));
     WEFT_RETURN_IF_ERROR(impl_->ensure_loaded(*e));
     TextRules text_rules;

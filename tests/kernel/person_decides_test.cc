@@ -10,6 +10,7 @@
 
 #include "kernel/blocks_test_env.h"
 #include "support/test_support.h"
+#include "weft/crdt/doc.h"
 #include "weft/kernel/blocks.h"
 #include "weft/kernel/kernel.h"
 
@@ -168,6 +169,46 @@ TEST_F(PersonDecidesTest, ConversationBlocksOfHumanOrPartnerPermission) {
             StatusCode::kPermissionDenied);
   EXPECT_EQ(b().remove(person("amy"), ro->block_id).status().code(),
             StatusCode::kPermissionDenied);
+}
+
+// Live sync is a person's editor: a Human or Partner conversation block is
+// theirs to change there too, a read_only one is not.
+TEST_F(PersonDecidesTest, ConversationBlocksOverLiveSync) {
+  const auto edit_as_amy = [&](const std::string& id) -> Result<bool> {
+    auto joined = k_->sync_join(id, "amy", "");
+    if (!joined.ok()) return joined.status();
+    crdt::Doc editor(11);
+    if (Status s = editor.import(joined->updates).status(); !s.ok()) return s;
+    const crdt::VersionVector before = editor.oplog_version();
+    if (Status s = editor.get_text("content").insert(0, "amy: ", PosUnit::kBytes); !s.ok()) return s;
+    if (Status s = editor.commit(); !s.ok()) return s;
+    return k_->sync_apply(id, editor.export_loro_updates(before), person("amy"));
+  };
+  for (auto permission : {doc::MemoryPermission::kHuman, doc::MemoryPermission::kPartner}) {
+    CreateBlock r;
+    r.content = "reviewed\n";
+    r.permission = permission;
+    auto w = b().create(agent("claude"), r);
+    ASSERT_TRUE(w.ok()) << w.status();
+    auto joined = k_->sync_join(w->block_id, "amy", "");
+    ASSERT_TRUE(joined.ok()) << joined.status();
+    EXPECT_TRUE(joined->writable) << joined->rule;
+    auto applied = edit_as_amy(w->block_id);
+    ASSERT_TRUE(applied.ok()) << applied.status();
+    EXPECT_TRUE(*applied);
+    EXPECT_EQ(b().read(w->block_id, ReadOptions{false, std::nullopt})->content, "amy: reviewed\n");
+  }
+  CreateBlock fixed;
+  fixed.content = "fixed\n";
+  fixed.permission = doc::MemoryPermission::kReadOnly;
+  auto ro = b().create(agent("claude"), fixed);
+  ASSERT_TRUE(ro.ok());
+  auto joined = k_->sync_join(ro->block_id, "amy", "");
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  EXPECT_FALSE(joined->writable);
+  EXPECT_FALSE(joined->rule.empty());
+  EXPECT_EQ(edit_as_amy(ro->block_id).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(b().read(ro->block_id, ReadOptions{false, std::nullopt})->content, "fixed\n");
 }
 
 TEST_F(PersonDecidesTest, TextMemoryBlocksOfHumanPermission) {
