@@ -13,7 +13,7 @@
 #include "weft/kernel/kernel.h"
 
 namespace weft::kernel {
-namespace {
+namespace block_sync_test_local {
 
 const source::Attribution kAnn{"human:ann", "live sync", std::nullopt};
 
@@ -151,5 +151,5 @@ TEST_F(BlockSyncTest, AReadOnlyPathRefusesUpdates) {
   EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied);
 }
 
-}  // namespace
+}  // namespace block_sync_test_local
 }  // namespace weft::kernel

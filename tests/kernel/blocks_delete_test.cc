@@ -15,7 +15,7 @@
 #include "weft/kernel/kernel.h"
 
 namespace weft::kernel {
-namespace {
+namespace blocks_delete_test_local {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -319,5 +319,5 @@ TEST(BlockPermission, LaterWritesByOthersFollowIt) {
   EXPECT_TRUE(k->blocks().append(agent("claude"), ap, "more\n").ok());
 }
 
-}  // namespace
+}  // namespace blocks_delete_test_local
 }  // namespace weft::kernel

@@ -14,7 +14,7 @@
 #include "weft/kernel/kernel.h"
 
 namespace weft::kernel {
-namespace {
+namespace blocks_search_test_local {
 
 source::Attribution agent(std::string name) {
   return {"agent:" + name, "kernel_search", std::nullopt};
@@ -174,5 +174,5 @@ RC_GTEST_PROP(KernelSearchProperty, AgreesWithASubstringScan, ()) {
   }
 }
 
-}  // namespace
+}  // namespace blocks_search_test_local
 }  // namespace weft::kernel

@@ -20,7 +20,7 @@
 #include "weft/kernel/kernel.h"
 
 namespace weft::kernel {
-namespace {
+namespace blocks_test_local {
 
 using ::testing::HasSubstr;
 
@@ -695,5 +695,5 @@ TEST(BlocksScale, ListOfChildrenAmongManyBlocksIsFast) {
   }
 }
 
-}  // namespace
+}  // namespace blocks_test_local
 }  // namespace weft::kernel

@@ -7,7 +7,7 @@
 #include "kernel/blocks_impl.h"
 
 namespace weft::kernel {
-namespace {
+namespace blocks_text_test_local {
 
 std::vector<size_t> after(std::string text, const std::vector<TextSplice>& splices) {
   std::vector<size_t> starts = line_starts(text);
@@ -57,5 +57,5 @@ TEST(AllAscii, FindsAnyHighByte) {
   }
 }
 
-}  // namespace
+}  // namespace blocks_text_test_local
 }  // namespace weft::kernel

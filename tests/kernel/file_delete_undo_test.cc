@@ -14,7 +14,7 @@
 #include "weft/kernel/kernel.h"
 
 namespace weft::kernel {
-namespace {
+namespace file_delete_undo_test_local {
 
 using ::testing::HasSubstr;
 namespace stdfs = std::filesystem;
@@ -187,5 +187,5 @@ TEST_F(FileDeleteUndoTest, AnApprovedDeleteIsItsAuthorsUndo) {
   EXPECT_TRUE(stdfs::exists(at("esc/a.txt")));
 }
 
-}  // namespace
+}  // namespace file_delete_undo_test_local
 }  // namespace weft::kernel

@@ -32,7 +32,7 @@
 extern char** environ;
 
 namespace weft::kernel {
-namespace {
+namespace kernel_link_test_local {
 
 using namespace std::chrono_literals;
 using weft::testing::TempDir;
@@ -607,5 +607,5 @@ TEST(KernelLinkBench, RoundTripLatencyAndThroughput) {
               kThreads * kPerThread / seconds);
 }
 
-}  // namespace
+}  // namespace kernel_link_test_local
 }  // namespace weft::kernel

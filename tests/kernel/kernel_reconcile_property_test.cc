@@ -17,7 +17,7 @@
 #include "weft/kernel/kernel.h"
 
 namespace weft::kernel {
-namespace {
+namespace kernel_reconcile_property_test_local {
 
 constexpr char kFile[] = "notes.txt";
 
@@ -206,5 +206,5 @@ TEST(KernelReconcileProperty, InterleavedAgentDiskAndRestartsLoseNothing) {
   }
 }
 
-}  // namespace
+}  // namespace kernel_reconcile_property_test_local
 }  // namespace weft::kernel

@@ -11,7 +11,7 @@
 #include "weft/kernel/kernel.h"
 
 namespace weft::kernel {
-namespace {
+namespace kernel_shell_test_local {
 
 namespace stdfs = std::filesystem;
 
@@ -136,5 +136,5 @@ TEST_F(KernelShellTest, DiskLogIsBoundedToOneRescan) {
   EXPECT_EQ(got[0].kind, source::FileChange::Kind::kRescan);
 }
 
-}  // namespace
+}  // namespace kernel_shell_test_local
 }  // namespace weft::kernel

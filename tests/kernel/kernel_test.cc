@@ -16,7 +16,7 @@
 #include "support/test_support.h"
 
 namespace weft::kernel {
-namespace {
+namespace kernel_test_local {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -484,11 +484,11 @@ TEST_F(KernelTest, ConcurrentAgentsOnOneFileLoseNothing) {
   EXPECT_EQ(k->history("log.txt", 0)->size(), static_cast<size_t>(kThreads * kEach));
 }
 
-}  // namespace
+}  // namespace kernel_test_local
 }  // namespace weft::kernel
 
 namespace weft::kernel {
-namespace {
+namespace kernel_test_local {
 
 TEST_F(KernelTest, EveryChangeListenerHearsACommitUntilRemoved) {
   auto k = open_ok();
@@ -515,5 +515,5 @@ TEST_F(KernelTest, EveryChangeListenerHearsACommitUntilRemoved) {
   EXPECT_EQ(heard, (std::vector<std::string>{"b file:x.md"}));
 }
 
-}  // namespace
+}  // namespace kernel_test_local
 }  // namespace weft::kernel

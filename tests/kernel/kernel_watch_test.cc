@@ -23,7 +23,7 @@
 #include "weft/kernel/kernel.h"
 
 namespace weft::kernel {
-namespace {
+namespace kernel_watch_test_local {
 
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
@@ -675,5 +675,5 @@ TEST_F(SaveBatchTest, TempReportedAloneThenRenamedOverKeepsTheHistory) {
   EXPECT_EQ(*k().read_text("f.txt"), "one\ntwo\nsaved\n");
 }
 
-}  // namespace
+}  // namespace kernel_watch_test_local
 }  // namespace weft::kernel

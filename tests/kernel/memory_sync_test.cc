@@ -12,7 +12,7 @@
 #include "weft/kernel/kernel.h"
 
 namespace weft::kernel {
-namespace {
+namespace memory_sync_test_local {
 
 using ::testing::HasSubstr;
 
@@ -92,5 +92,5 @@ TEST_F(MemorySyncTest, AnUnknownMemoryBlockIsNotFound) {
             StatusCode::kPermissionDenied);
 }
 
-}  // namespace
+}  // namespace memory_sync_test_local
 }  // namespace weft::kernel

@@ -15,7 +15,7 @@
 #include "weft/kernel/kernel.h"
 
 namespace weft::kernel {
-namespace {
+namespace person_decides_test_local {
 
 namespace stdfs = std::filesystem;
 
@@ -230,5 +230,5 @@ TEST_F(PersonDecidesTest, TextMemoryBlocksOfHumanPermission) {
             StatusCode::kPermissionDenied);
 }
 
-}  // namespace
+}  // namespace person_decides_test_local
 }  // namespace weft::kernel

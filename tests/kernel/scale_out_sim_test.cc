@@ -25,7 +25,7 @@
 #include "weft/kernel/kernel.h"
 
 namespace weft::kernel {
-namespace {
+namespace scale_out_sim_test_local {
 
 constexpr int kServers = 3;
 const std::string kBlock = "file:shared.md";
@@ -286,5 +286,5 @@ TEST(ScaleOutSimulation, CatchUpAloneBringsAServerThatMissedEverything) {
   EXPECT_FALSE(*applied);
 }
 
-}  // namespace
+}  // namespace scale_out_sim_test_local
 }  // namespace weft::kernel
