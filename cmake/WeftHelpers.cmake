@@ -24,7 +24,8 @@ endfunction()
 # headers and templates, which cost most of a test file's compile time, are
 # then compiled once per batch instead of once per file (so two test files of
 # one directory must not define the same name in their anonymous namespaces:
-# shared helpers go to tests/support/).
+# shared helpers go to tests/support/, or a file keeps its own in a namespace
+# of its own, as tests/kernel/ does).
 # In the release build the code under test keeps its optimisation and the
 # tests' own code is compiled at -O1 (at -O0 the engine's inline functions
 # that a test instantiates would run unoptimised: the CRDT suites took 6x as
