@@ -98,8 +98,7 @@ Result<ChangeOutcome> undo_or_redo_delete(Kernel::Impl& k, FileEntry& e,
                                "is dropped: undo again for your earlier changes, or "
                                "block_rollback to a version from block_history");
   }
-  auto d = k.current_rules()->decide(e.path, op);
-  d.decision = decision_for(who, d.decision);
+  auto d = decision_for(who, k.current_rules()->decide(e.path, op));
   if (source::is_configuration_path(e.path)) d.decision = doc::PermissionDecision::kDenied;
   if (d.decision != doc::PermissionDecision::kAllowed) {
     return permission_denied(describe_decision(d, e.path, op) +
@@ -159,8 +158,7 @@ Result<ChangeOutcome> undo_or_redo(Kernel::Impl& k, const std::string& path,
     return undo_or_redo_delete(k, *e, who, direction == UndoDirection::kUndo);
   }
   // Checked after "nothing to undo", so that answer does not hide behind a rule.
-  auto d = k.current_rules()->decide(path, source::FileOp::kOverwrite);
-  d.decision = decision_for(who, d.decision);
+  auto d = decision_for(who, k.current_rules()->decide(path, source::FileOp::kOverwrite));
   if (d.decision != doc::PermissionDecision::kAllowed) {
     return permission_denied(describe_decision(d, path, source::FileOp::kOverwrite) +
                              (d.decision == doc::PermissionDecision::kNeedsApproval

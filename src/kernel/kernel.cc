@@ -142,6 +142,11 @@ doc::PermissionDecision decision_for(const source::Attribution& who,
   return decision;
 }
 
+source::RuleDecision decision_for(const source::Attribution& who, source::RuleDecision d) {
+  d.decision = decision_for(who, d.decision);
+  return d;
+}
+
 std::string describe_decision(const source::RuleDecision& decision, std::string_view path,
                               source::FileOp op) {
   std::string what = std::string(source::file_op_name(op)) + " of '" + std::string(path) + "'";
@@ -204,8 +209,7 @@ Result<ChangeOutcome> Kernel::change_text(std::string_view path_view,
     out.created = !old_text.has_value();
     WEFT_ASSIGN_OR_RETURN(std::string new_text, transform(old_text));
     source::FileOp effective = refine_op(op, old_text, new_text);
-    source::RuleDecision d = rules->decide(path, effective);
-    d.decision = decision_for(who, d.decision);
+    source::RuleDecision d = decision_for(who, rules->decide(path, effective));
     out.old_text = old_text.value_or("");
     if (d.decision == doc::PermissionDecision::kDenied) {
       return permission_denied(describe_decision(d, path, effective));

@@ -225,6 +225,8 @@ bool is_person(std::string_view origin);
 // `decision` as it binds `who`: kNeedsApproval is kAllowed for a person.
 doc::PermissionDecision decision_for(const source::Attribution& who,
                                      doc::PermissionDecision decision);
+// The rules' decision `d` as it binds `who` (its decision through the above).
+source::RuleDecision decision_for(const source::Attribution& who, source::RuleDecision d);
 
 // The `before` of a file's undo step that deleted the file (its `after`: the
 // block's version then). The deleter's undo writes the file back; redo

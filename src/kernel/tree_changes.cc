@@ -61,8 +61,7 @@ Result<ChangeOutcome> Kernel::remove(std::string_view path_view, const source::A
     if (source::is_configuration_path(v)) {
       return permission_denied("delete of '" + v + "' is not allowed (weft's own configuration)");
     }
-    auto d = rules->decide(v, source::FileOp::kDelete);
-    d.decision = decision_for(who, d.decision);
+    auto d = decision_for(who, rules->decide(v, source::FileOp::kDelete));
     if (d.decision == doc::PermissionDecision::kDenied) {
       return permission_denied(describe_decision(d, v, source::FileOp::kDelete));
     }
@@ -172,8 +171,7 @@ Result<ChangeOutcome> Kernel::move(std::string_view from_view, std::string_view 
                                "' is weft's own configuration");
     }
   }
-  source::RuleDecision d = rules->decide_move(from, to);
-  d.decision = decision_for(who, d.decision);
+  source::RuleDecision d = decision_for(who, rules->decide_move(from, to));
   if (d.decision == doc::PermissionDecision::kDenied) {
     return permission_denied(describe_decision(d, from, source::FileOp::kMove) + " (to '" + to +
                              "')");
@@ -269,8 +267,8 @@ Result<ChangeOutcome> Kernel::copy(std::string_view from_view, std::string_view 
   if (source::is_configuration_path(to)) {
     return permission_denied("copying to '" + to + "' is not allowed (weft's own configuration)");
   }
-  auto d = rules->decide(to, overwrite ? source::FileOp::kOverwrite : source::FileOp::kCreate);
-  d.decision = decision_for(who, d.decision);
+  auto d = decision_for(
+      who, rules->decide(to, overwrite ? source::FileOp::kOverwrite : source::FileOp::kCreate));
   if (d.decision == doc::PermissionDecision::kDenied) {
     return permission_denied(describe_decision(d, to, source::FileOp::kCreate));
   }

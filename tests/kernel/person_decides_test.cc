@@ -50,6 +50,15 @@ class PersonDecidesTest : public ::testing::Test {
   stdfs::path at(const std::string& rel) const { return stdfs::path(env_.root()) / rel; }
   std::string disk(const std::string& rel) const { return weft::testing::read_file(at(rel)); }
   Blocks& b() { return k_->blocks(); }
+  // A conversation block claude creates with `content` and `permission`.
+  std::string created(doc::MemoryPermission permission, const std::string& content) {
+    CreateBlock r;
+    r.content = content;
+    r.permission = permission;
+    auto w = b().create(agent("claude"), r);
+    EXPECT_TRUE(w.ok()) << w.status();
+    return w.ok() ? w->block_id : "";
+  }
 
   Env env_;
   std::unique_ptr<Kernel> k_;
@@ -140,12 +149,8 @@ TEST_F(PersonDecidesTest, APersonsRollbackCreateMoveAndCopyGoThrough) {
 
 TEST_F(PersonDecidesTest, ConversationBlocksOfHumanOrPartnerPermission) {
   for (auto permission : {doc::MemoryPermission::kHuman, doc::MemoryPermission::kPartner}) {
-    CreateBlock r;
-    r.content = "reviewed\n";
-    r.permission = permission;
-    auto w = b().create(agent("claude"), r);
-    ASSERT_TRUE(w.ok()) << w.status();
-    const std::string id = w->block_id;
+    const std::string id = created(permission, "reviewed\n");
+    ASSERT_FALSE(id.empty());
     EXPECT_TRUE(doc::is_needs_approval(b().append(agent("claude"), id, "x\n").status()));
     EXPECT_TRUE(doc::is_needs_approval(b().remove(agent("claude"), id).status()));
 
@@ -160,15 +165,10 @@ TEST_F(PersonDecidesTest, ConversationBlocksOfHumanOrPartnerPermission) {
     ASSERT_TRUE(b().undo(person("amy"), id).ok());
     EXPECT_FALSE(b().read(id)->deleted);
   }
-  CreateBlock fixed;
-  fixed.content = "fixed\n";
-  fixed.permission = doc::MemoryPermission::kReadOnly;
-  auto ro = b().create(agent("claude"), fixed);
-  ASSERT_TRUE(ro.ok());
-  EXPECT_EQ(b().append(person("amy"), ro->block_id, "x\n").status().code(),
-            StatusCode::kPermissionDenied);
-  EXPECT_EQ(b().remove(person("amy"), ro->block_id).status().code(),
-            StatusCode::kPermissionDenied);
+  const std::string ro = created(doc::MemoryPermission::kReadOnly, "fixed\n");
+  ASSERT_FALSE(ro.empty());
+  EXPECT_EQ(b().append(person("amy"), ro, "x\n").status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(b().remove(person("amy"), ro).status().code(), StatusCode::kPermissionDenied);
 }
 
 // Live sync is a person's editor: a Human or Partner conversation block is
@@ -185,30 +185,24 @@ TEST_F(PersonDecidesTest, ConversationBlocksOverLiveSync) {
     return k_->sync_apply(id, editor.export_loro_updates(before), person("amy"));
   };
   for (auto permission : {doc::MemoryPermission::kHuman, doc::MemoryPermission::kPartner}) {
-    CreateBlock r;
-    r.content = "reviewed\n";
-    r.permission = permission;
-    auto w = b().create(agent("claude"), r);
-    ASSERT_TRUE(w.ok()) << w.status();
-    auto joined = k_->sync_join(w->block_id, "amy", "");
+    const std::string id = created(permission, "reviewed\n");
+    ASSERT_FALSE(id.empty());
+    auto joined = k_->sync_join(id, "amy", "");
     ASSERT_TRUE(joined.ok()) << joined.status();
     EXPECT_TRUE(joined->writable) << joined->rule;
-    auto applied = edit_as_amy(w->block_id);
+    auto applied = edit_as_amy(id);
     ASSERT_TRUE(applied.ok()) << applied.status();
     EXPECT_TRUE(*applied);
-    EXPECT_EQ(b().read(w->block_id, ReadOptions{false, std::nullopt})->content, "amy: reviewed\n");
+    EXPECT_EQ(b().read(id, ReadOptions{false, std::nullopt})->content, "amy: reviewed\n");
   }
-  CreateBlock fixed;
-  fixed.content = "fixed\n";
-  fixed.permission = doc::MemoryPermission::kReadOnly;
-  auto ro = b().create(agent("claude"), fixed);
-  ASSERT_TRUE(ro.ok());
-  auto joined = k_->sync_join(ro->block_id, "amy", "");
+  const std::string ro = created(doc::MemoryPermission::kReadOnly, "fixed\n");
+  ASSERT_FALSE(ro.empty());
+  auto joined = k_->sync_join(ro, "amy", "");
   ASSERT_TRUE(joined.ok()) << joined.status();
   EXPECT_FALSE(joined->writable);
   EXPECT_FALSE(joined->rule.empty());
-  EXPECT_EQ(edit_as_amy(ro->block_id).status().code(), StatusCode::kPermissionDenied);
-  EXPECT_EQ(b().read(ro->block_id, ReadOptions{false, std::nullopt})->content, "fixed\n");
+  EXPECT_EQ(edit_as_amy(ro).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(b().read(ro, ReadOptions{false, std::nullopt})->content, "fixed\n");
 }
 
 TEST_F(PersonDecidesTest, TextMemoryBlocksOfHumanPermission) {
