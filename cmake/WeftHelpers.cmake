@@ -1,10 +1,28 @@
 # Small helpers so that each layer's CMakeLists stays a few lines long.
 
-# weft_layer(NAME DEPS <layers or imported targets>...)
+# weft_unity(TARGET BATCH): compile TARGET's sources in unity batches of BATCH
+# files, which parse the headers they share (Boost.Asio, nlohmann/json,
+# GoogleTest) once per batch: a clean build takes far less time. So two
+# sources of one target must not define the same name in their anonymous
+# namespaces. GCC's -Wsubobject-linkage is off there: in a batch every source
+# counts as an included file, and the warning would flag each private Impl
+# that holds a type of its own file's anonymous namespace.
+# Off with -DWEFT_UNITY_BUILD=OFF (file by file, as an editor's build likes).
+function(weft_unity target batch)
+  if(NOT WEFT_UNITY_BUILD)
+    return()
+  endif()
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${batch})
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE -Wno-subobject-linkage)
+  endif()
+endfunction()
+
+# weft_layer(NAME [NO_UNITY] DEPS <layers or imported targets>...)
 # Builds library weft_NAME from src/NAME/*.cc (files are globbed, so adding a
 # source file needs no CMake edit). Public headers: include/weft/NAME/.
 function(weft_layer name)
-  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_UNITY" "" "DEPS" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
   if(NOT sources)  # a layer whose headers come before its sources
     add_library(weft_${name} INTERFACE)
@@ -17,15 +35,16 @@ function(weft_layer name)
     PUBLIC ${PROJECT_SOURCE_DIR}/include
     PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(weft_${name} PUBLIC ${ARG_DEPS})
+  if(NOT ARG_NO_UNITY)
+    weft_unity(weft_${name} 6)
+  endif()
 endfunction()
 
 # weft_test_target(TARGET [NO_UNITY]): how every test executable is compiled.
-# Its sources are compiled in unity batches: GoogleTest's and RapidCheck's
-# headers and templates, which cost most of a test file's compile time, are
-# then compiled once per batch instead of once per file (so two test files of
-# one directory must not define the same name in their anonymous namespaces:
-# shared helpers go to tests/support/, or a file keeps its own in a namespace
-# of its own, as tests/kernel/ does).
+# Its sources are compiled in unity batches (weft_unity): GoogleTest's and
+# RapidCheck's templates cost most of a test file's compile time. Helpers two
+# test files share go to tests/support/, or a file keeps its own in a
+# namespace of its own, as tests/kernel/ does.
 # In the release build the code under test keeps its optimisation and the
 # tests' own code is compiled at -O1 (at -O0 the engine's inline functions
 # that a test instantiates would run unoptimised: the CRDT suites took 6x as
@@ -33,7 +52,7 @@ endfunction()
 function(weft_test_target target)
   cmake_parse_arguments(ARG "NO_UNITY" "" "" ${ARGN})
   if(NOT ARG_NO_UNITY)
-    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+    weft_unity(${target} 8)
   endif()
   if(CMAKE_BUILD_TYPE STREQUAL "Release")
     target_compile_options(${target} PRIVATE -O1)

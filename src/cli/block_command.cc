@@ -19,14 +19,14 @@ namespace {
 
 using nlohmann::json;
 
-struct Common {
+struct StoreOptions {
   std::string db;
   bool as_json = false;
   std::string agent;
   std::string label;
 };
 
-void add_common(CLI::App* cmd, Common& c, bool with_block) {
+void add_common(CLI::App* cmd, StoreOptions& c, bool with_block) {
   cmd->add_option("--db", c.db, "Block database (SQLite)")->required();
   cmd->add_flag("--json", c.as_json, "Print JSON");
   if (with_block) {
@@ -75,7 +75,7 @@ void print_json(const json& j) {
 }
 
 // Loads the block's document; on failure reports and returns null.
-std::shared_ptr<doc::StructuredDocument> load_doc(store::MemoryCache& cache, const Common& c) {
+std::shared_ptr<doc::StructuredDocument> load_doc(store::MemoryCache& cache, const StoreOptions& c) {
   auto d = cache.get(c.agent, c.label);
   if (!d.ok()) {
     fail(d.status());
@@ -87,7 +87,7 @@ std::shared_ptr<doc::StructuredDocument> load_doc(store::MemoryCache& cache, con
 
 void setup_ls(CLI::App* block) {
   struct Args {
-    Common c;
+    StoreOptions c;
     std::string agent, prefix, type;
     bool deleted = false;
   };
@@ -133,7 +133,7 @@ void setup_ls(CLI::App* block) {
 }
 
 void setup_show_render(CLI::App* block) {
-  auto c = std::make_shared<Common>();
+  auto c = std::make_shared<StoreOptions>();
   auto* show = block->add_subcommand("show", "Show a block's metadata and rendered content");
   add_common(show, *c, true);
   show->callback([c] {
@@ -163,7 +163,7 @@ void setup_show_render(CLI::App* block) {
     set_exit_code(kExitOk);
   });
 
-  auto r = std::make_shared<Common>();
+  auto r = std::make_shared<StoreOptions>();
   auto* render = block->add_subcommand("render", "Print the block as an agent sees it");
   add_common(render, *r, true);
   render->callback([r] {
@@ -181,8 +181,8 @@ void setup_show_render(CLI::App* block) {
   });
 }
 
-void setup_history(CLI::App* block) {
-  auto c = std::make_shared<Common>();
+void setup_block_history(CLI::App* block) {
+  auto c = std::make_shared<StoreOptions>();
   auto* cmd = block->add_subcommand("history", "List a block's stored updates and its changes");
   add_common(cmd, *c, true);
   cmd->callback([c] {
@@ -239,7 +239,7 @@ Result<std::string> schema_arg(const std::string& arg) {
 
 void setup_create(CLI::App* block) {
   struct Args {
-    Common c;
+    StoreOptions c;
     std::string schema, description, type = "working", permission = "read_write", text;
     std::string metadata = "{}";
     uint64_t char_limit = 0;
@@ -299,7 +299,7 @@ void setup_block(CLI::App& app) {
   block->require_subcommand(1);
   setup_ls(block);
   setup_show_render(block);
-  setup_history(block);
+  setup_block_history(block);
   setup_create(block);
   setup_block_kernel_commands(block);
 }

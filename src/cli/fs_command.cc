@@ -19,7 +19,7 @@ namespace {
 using nlohmann::json;
 using namespace weft::fs;  // NOLINT: a CLI file over one layer
 
-struct Common {
+struct FsOptions {
   std::string root = ".";
   std::string git_dir;
   std::string state;
@@ -47,7 +47,7 @@ void emit(const json& j) {
 
 // Opens the filesystem for a command; on error reports it and returns null.
 // A command that `changes` the workspace takes the root's change lock.
-std::unique_ptr<Filesystem> open_fs(const Common& c, bool changes = false) {
+std::unique_ptr<Filesystem> open_fs(const FsOptions& c, bool changes = false) {
   HostOptions o;
   o.read_only = c.read_only;
   if (!c.git_dir.empty()) o.git_dir = c.git_dir;
@@ -80,7 +80,7 @@ bool done(const Status& s) {
   return true;
 }
 
-CLI::App* sub(CLI::App* parent, const std::shared_ptr<Common>& c, const char* name,
+CLI::App* sub(CLI::App* parent, const std::shared_ptr<FsOptions>& c, const char* name,
               const char* help) {
   auto* cmd = parent->add_subcommand(name, help);
   cmd->add_option("--root", c->root, "Workspace root directory (default: .)");
@@ -93,7 +93,7 @@ CLI::App* sub(CLI::App* parent, const std::shared_ptr<Common>& c, const char* na
 
 void setup_reads(CLI::App* fs_cmd) {
   {
-    auto c = std::make_shared<Common>();
+    auto c = std::make_shared<FsOptions>();
     struct A {
       std::string path;
       int64_t offset = 0;
@@ -155,7 +155,7 @@ void setup_reads(CLI::App* fs_cmd) {
     });
   }
   {
-    auto c = std::make_shared<Common>();
+    auto c = std::make_shared<FsOptions>();
     auto path = std::make_shared<std::string>(".");
     auto* cmd = sub(fs_cmd, c, "ls", "List a directory");
     cmd->add_option("PATH", *path);
@@ -184,7 +184,7 @@ void setup_reads(CLI::App* fs_cmd) {
     });
   }
   {
-    auto c = std::make_shared<Common>();
+    auto c = std::make_shared<FsOptions>();
     auto path = std::make_shared<std::string>();
     auto* cmd = sub(fs_cmd, c, "stat", "Show a path's metadata");
     cmd->add_option("PATH", *path)->required();
@@ -205,7 +205,7 @@ void setup_reads(CLI::App* fs_cmd) {
     });
   }
   {
-    auto c = std::make_shared<Common>();
+    auto c = std::make_shared<FsOptions>();
     struct A {
       std::string pattern, path = ".";
     };
@@ -232,7 +232,7 @@ void setup_reads(CLI::App* fs_cmd) {
     });
   }
   {
-    auto c = std::make_shared<Common>();
+    auto c = std::make_shared<FsOptions>();
     struct A {
       std::string pattern, path = ".", glob;
       int64_t max = 0;
@@ -278,7 +278,7 @@ void setup_reads(CLI::App* fs_cmd) {
 
 void setup_writes(CLI::App* fs_cmd) {
   {
-    auto c = std::make_shared<Common>();
+    auto c = std::make_shared<FsOptions>();
     struct A {
       std::string path, mode = "overwrite";
       std::optional<std::string> content;
@@ -317,7 +317,7 @@ void setup_writes(CLI::App* fs_cmd) {
     });
   }
   {
-    auto c = std::make_shared<Common>();
+    auto c = std::make_shared<FsOptions>();
     struct A {
       std::string path;
       bool recursive = false;
@@ -332,7 +332,7 @@ void setup_writes(CLI::App* fs_cmd) {
     });
   }
   {
-    auto c = std::make_shared<Common>();
+    auto c = std::make_shared<FsOptions>();
     struct A {
       std::string path;
       bool no_parents = false, fail_if_exists = false;
@@ -350,7 +350,7 @@ void setup_writes(CLI::App* fs_cmd) {
     });
   }
   for (bool is_move : {true, false}) {
-    auto c = std::make_shared<Common>();
+    auto c = std::make_shared<FsOptions>();
     struct A {
       std::string from, to;
       bool overwrite = false;
@@ -373,7 +373,7 @@ void setup_writes(CLI::App* fs_cmd) {
 
 void setup_snapshots(CLI::App* fs_cmd) {
   {
-    auto c = std::make_shared<Common>();
+    auto c = std::make_shared<FsOptions>();
     auto tag = std::make_shared<std::string>();
     auto* cmd = sub(fs_cmd, c, "snapshot", "Record the workspace in the snapshot store");
     cmd->add_option("--tag", *tag, "A label for the snapshot");
@@ -391,7 +391,7 @@ void setup_snapshots(CLI::App* fs_cmd) {
     });
   }
   {
-    auto c = std::make_shared<Common>();
+    auto c = std::make_shared<FsOptions>();
     auto* cmd = sub(fs_cmd, c, "snapshots", "List the workspace's snapshots, oldest first");
     cmd->callback([c] {
       auto fs = open_fs(*c);
@@ -412,7 +412,7 @@ void setup_snapshots(CLI::App* fs_cmd) {
     });
   }
   {
-    auto c = std::make_shared<Common>();
+    auto c = std::make_shared<FsOptions>();
     auto what = std::make_shared<std::string>();
     auto* cmd = sub(fs_cmd, c, "restore",
                     "Make the workspace exactly as in a snapshot (files created since vanish)");

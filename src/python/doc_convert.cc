@@ -35,10 +35,6 @@ const DocTypes& doc_types() {
   return *types;
 }
 
-std::string type_name(const py::handle& value) {
-  return py::str(py::type::handle_of(value).attr("__name__"));
-}
-
 // UTF-8 the C++ layer produced; invalid bytes (never expected) become U+FFFD.
 py::str utf8_str(std::string_view text) {
   PyObject* s = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace");

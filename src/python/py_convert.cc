@@ -72,10 +72,6 @@ bool is_instance(const py::handle& value, const py::object& type) {
   return r == 1;
 }
 
-std::string type_name(const py::handle& value) {
-  return py::str(py::type::handle_of(value).attr("__name__"));
-}
-
 // Where a HostMount with mount_path=None lands: a plain relative host path
 // keeps its place ("src/" -> "src", as in the seed's example); an absolute
 // one (or one climbing with "..") is copied to the root.
@@ -95,6 +91,10 @@ std::string default_mount_path(const std::string& host_path) {
 }
 
 }  // namespace
+
+std::string type_name(const py::handle& value) {
+  return py::str(py::type::handle_of(value).attr("__name__"));
+}
 
 py::str path_str(const std::string& path) {
   PyObject* s =

@@ -54,6 +54,9 @@ T unwrap(Result<T>&& result, ErrorKind kind = ErrorKind::kGeneral) {
 // Looks up the dataclasses in weft._types once (call from module init).
 void init_types();
 
+// The Python type name of `value`, for TypeError messages.
+std::string type_name(const py::handle& value);
+
 // A path from C++ as str, decoded like os.fsdecode (bad UTF-8 bytes become
 // lone surrogates, so the name round-trips through path_arg).
 py::str path_str(const std::string& path);

@@ -8,10 +8,6 @@
 namespace weft::server {
 namespace {
 
-RpcError invalid_params(std::string message) {
-  return RpcError{rpc::kInvalidParams, std::move(message), nullptr};
-}
-
 // Cursors are opaque to clients: "<kind>:<offset>".
 std::string make_cursor(std::string_view kind, size_t offset) {
   return std::string(kind) + ":" + std::to_string(offset);

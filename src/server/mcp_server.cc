@@ -10,10 +10,6 @@
 namespace weft::server {
 namespace {
 
-RpcError invalid_params(std::string message) {
-  return RpcError{rpc::kInvalidParams, std::move(message), nullptr};
-}
-
 // The modern-era fields of a request's _meta, validated.
 std::variant<RequestInfoFields, RpcError> read_meta(const Message& message) {
   RequestInfoFields info;

@@ -6,10 +6,17 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "weft/server/mcp_server.h"
 
 namespace weft::server {
+
+// The error answering a request whose params are wrong.
+inline RpcError invalid_params(std::string message) {
+  return RpcError{rpc::kInvalidParams, std::move(message), nullptr};
+}
 
 struct RequestInfoFields {
   bool modern = false;                // carried the 2026-07-28 _meta

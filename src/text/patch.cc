@@ -6,15 +6,11 @@
 #include <algorithm>
 #include <optional>
 
+#include "text/line_ends.h"
 #include "weft/text/line_index.h"
 
 namespace weft::text {
 namespace {
-
-std::string_view strip_cr(std::string_view s) {
-  if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
-  return s;
-}
 
 std::string_view trim_trailing_space(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {

@@ -91,12 +91,12 @@ std::string header_path(const std::string& path) {
 
 // The parts of two texts that hold every difference plus up to `context`
 // whole lines on each side; both start at line `first_line` (0-based).
-struct Window {
+struct ChangedWindow {
   std::string_view old_part, new_part;
   size_t first_line = 0;
 };
 
-Window changed_window(std::string_view old_text, std::string_view new_text, size_t context) {
+ChangedWindow changed_window(std::string_view old_text, std::string_view new_text, size_t context) {
   auto [prefix, suffix] = common_line_affixes(old_text, new_text);
   // Widen by `context` lines; the widened parts are common to both texts.
   size_t begin = prefix;
@@ -111,7 +111,7 @@ Window changed_window(std::string_view old_text, std::string_view new_text, size
   }
   size_t widened = old_end - (old_text.size() - suffix);
   size_t new_end = new_text.size() - suffix + widened;
-  Window w;
+  ChangedWindow w;
   w.old_part = old_text.substr(begin, old_end - begin);
   w.new_part = new_text.substr(begin, new_end - begin);
   w.first_line = static_cast<size_t>(std::count(old_text.begin(), old_text.begin() + begin, '\n'));
@@ -146,7 +146,7 @@ FilePatch make_file_patch(std::string_view old_text, std::string_view new_text,
   if (old_text == new_text) return patch;
   // Only the changed middle plus `context` lines around it is split into
   // lines; the common start and end are skipped with byte compares.
-  Window window = changed_window(old_text, new_text, options.context);
+  ChangedWindow window = changed_window(old_text, new_text, options.context);
   auto old_lines = split_lines_keep_ends(window.old_part);
   auto new_lines = split_lines_keep_ends(window.new_part);
   // Common leading and trailing lines are compared by bytes and left out of

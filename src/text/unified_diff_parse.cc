@@ -4,17 +4,13 @@
 #include <charconv>
 #include <string>
 
+#include "text/line_ends.h"
 #include "weft/text/unified_diff.h"
 
 namespace weft::text {
 namespace {
 
 constexpr size_t kMaxLineNumber = size_t{1} << 40;
-
-std::string_view strip_cr(std::string_view line) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  return line;
-}
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;

@@ -6,7 +6,7 @@ namespace weft::server::tools {
 
 namespace {
 
-Result<ToolOutput> run_history(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_block_history(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string id, block_id_arg(ctx, args, "block_id"));
   auto entries = blocks->history(id, static_cast<size_t>(arg_int(args, "limit", 50)));
@@ -26,7 +26,7 @@ Result<ToolOutput> run_history(const Json& args, ToolContext& ctx) {
                     nullptr};
 }
 
-Result<ToolOutput> run_diff(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_block_diff(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string id, block_id_arg(ctx, args, "block_id"));
   std::optional<std::string> from, to;
@@ -40,7 +40,7 @@ Result<ToolOutput> run_diff(const Json& args, ToolContext& ctx) {
 
 enum class Restore { kRollback, kUndo, kRedo };
 
-Result<ToolOutput> run_restore(Restore kind, const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_block_restore(Restore kind, const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string id, block_id_arg(ctx, args, "block_id"));
   const char* tool = kind == Restore::kRollback ? "block_rollback"
@@ -85,7 +85,7 @@ ToolSpec restore_tool(Restore kind) {
   t.input_schema = object_schema(props, required);
   t.output_schema = write_schema();
   t.annotations = write_hints(/*destructive=*/false, /*idempotent=*/false);
-  t.handler = [kind](const Json& args, ToolContext& ctx) { return run_restore(kind, args, ctx); };
+  t.handler = [kind](const Json& args, ToolContext& ctx) { return run_block_restore(kind, args, ctx); };
   t.via_kernel = true;
   return t;
 }
@@ -111,7 +111,7 @@ ToolSpec block_history_tool() {
   t.output_schema = object_schema({{"block_id", {{"type", "string"}}},
                                    {"changes", {{"type", "array"}, {"items", change}}}});
   t.annotations = read_only_hints();
-  t.handler = run_history;
+  t.handler = run_block_history;
   t.via_kernel = true;
   return t;
 }
@@ -131,7 +131,7 @@ ToolSpec block_diff_tool() {
   t.output_schema =
       object_schema({{"block_id", {{"type", "string"}}}, {"diff", {{"type", "string"}}}});
   t.annotations = read_only_hints();
-  t.handler = run_diff;
+  t.handler = run_block_diff;
   t.via_kernel = true;
   return t;
 }

@@ -6,7 +6,7 @@ namespace weft::server::tools {
 
 namespace {
 
-Result<ToolOutput> run_read(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_block_read(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string id, block_id_arg(ctx, args, "block_id"));
   kernel::ReadOptions options;
@@ -59,7 +59,7 @@ Result<ToolOutput> run_read(const Json& args, ToolContext& ctx) {
   return ToolOutput{std::move(text), std::move(s), nullptr};
 }
 
-Result<ToolOutput> run_search(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_block_search(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string id, block_id_arg(ctx, args, "block_id"));
   kernel::SearchOptions options;
@@ -86,7 +86,7 @@ Result<ToolOutput> run_search(const Json& args, ToolContext& ctx) {
   return ToolOutput{std::move(text), std::move(s), nullptr};
 }
 
-Result<ToolOutput> run_list(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_block_list(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
   kernel::ListFilter f;
   if (args.contains("parent_id")) {
@@ -187,7 +187,7 @@ ToolSpec block_read_tool() {
                      {"deleted", {{"type", "boolean"}}},
                      {"deleted_by", t},
                      {"deleted_at", {{"type", "integer"}}}}),
-      run_read);
+      run_block_read);
 }
 
 ToolSpec block_search_tool() {
@@ -207,7 +207,7 @@ ToolSpec block_search_tool() {
                      {"literal", {{"type", "boolean"}}},
                      {"note", {{"type", "string"}}},
                      {"truncated", {{"type", "boolean"}}}}),
-      run_search);
+      run_block_search);
 }
 
 ToolSpec block_list_tool() {
@@ -228,7 +228,7 @@ ToolSpec block_list_tool() {
        {"include_deleted", bool_prop("Also list deleted conversation blocks (default false)")}},
       {},
       object_schema({{"blocks", {{"type", "array"}}}, {"truncated", {{"type", "boolean"}}}}),
-      run_list);
+      run_block_list);
 }
 
 }  // namespace weft::server::tools

@@ -11,7 +11,7 @@ const std::vector<std::string> kCreateKinds = {"text", "thinking", "tool_call", 
                                                "file"};
 const std::vector<std::string> kStatuses = {"pending", "running", "done", "error"};
 
-Result<ToolOutput> run_create(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_block_create(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
   kernel::CreateBlock request;
   if (args.contains("parent_id")) {
@@ -49,7 +49,7 @@ Result<ToolOutput> run_create(const Json& args, ToolContext& ctx) {
   return write_output(*w, "Created");
 }
 
-Result<ToolOutput> run_status(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_block_status(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string id, block_id_arg(ctx, args, "block_id"));
   WEFT_ASSIGN_OR_RETURN(kernel::BlockStatus status,
@@ -59,7 +59,7 @@ Result<ToolOutput> run_status(const Json& args, ToolContext& ctx) {
   return write_output(*w, "Status " + std::string(kernel::block_status_name(status)) + " on");
 }
 
-Result<ToolOutput> run_append(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_block_append(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string id, block_id_arg(ctx, args, "block_id"));
   auto w = blocks->append(agent_of(ctx, "block_append"), id, arg_string(args, "text"));
@@ -113,7 +113,7 @@ Result<std::vector<kernel::LineEdit>> parse_ops(const Json& list) {
   return ops;
 }
 
-Result<ToolOutput> run_edit(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_block_edit(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string id, block_id_arg(ctx, args, "block_id"));
   auto ops = parse_ops(args["operations"]);
@@ -123,7 +123,7 @@ Result<ToolOutput> run_edit(const Json& args, ToolContext& ctx) {
   return write_output(*w, "Edited (" + plural(ops->size(), "operation") + ")");
 }
 
-Result<ToolOutput> run_splice(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_block_splice(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string id, block_id_arg(ctx, args, "block_id"));
   auto w = blocks->splice(agent_of(ctx, "block_splice"), id,
@@ -134,7 +134,7 @@ Result<ToolOutput> run_splice(const Json& args, ToolContext& ctx) {
   return write_output(*w, "Spliced");
 }
 
-Result<ToolOutput> run_apply_patch(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_block_apply_patch(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string id, block_id_arg(ctx, args, "block_id"));
   bool dry_run = arg_bool(args, "dry_run");
@@ -164,7 +164,7 @@ Result<ToolOutput> run_apply_patch(const Json& args, ToolContext& ctx) {
   return ToolOutput{std::move(text), std::move(s), nullptr};
 }
 
-Result<ToolOutput> run_delete(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_block_delete(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string id, block_id_arg(ctx, args, "block_id"));
   bool recursive = arg_bool(args, "recursive");
@@ -233,7 +233,7 @@ ToolSpec block_create_tool() {
                   "human (each write needs approval), admin (anyone may also delete it). Not "
                   "for kind file (weft.toml's rules decide)",
                   {"read_only", "append_only", "read_write", "partner", "human", "admin"})}},
-      {"role", "kind"}, run_create, false);
+      {"role", "kind"}, run_block_create, false);
 }
 
 ToolSpec block_delete_tool() {
@@ -260,7 +260,7 @@ ToolSpec block_delete_tool() {
            {"version", {{"type", "string"}}},
            {"applied", {{"type", "boolean"}}},
            {"pending_approval", {{"type", "string"}}}}),
-      write_hints(/*destructive=*/true, /*idempotent=*/true), run_delete);
+      write_hints(/*destructive=*/true, /*idempotent=*/true), run_block_delete);
   return t;
 }
 
@@ -270,7 +270,7 @@ ToolSpec block_status_tool() {
       "Set a conversation block's status: pending, running, done or error (any transition). "
       "File and memory blocks have no status. Returns the version.",
       {{"block_id", block_id_prop()}, {"status", enum_prop("The new status", kStatuses)}},
-      {"block_id", "status"}, run_status, true);
+      {"block_id", "status"}, run_block_status, true);
 }
 
 ToolSpec block_append_tool() {
@@ -282,7 +282,7 @@ ToolSpec block_append_tool() {
       "yours form one undo step. Works on conversation, file and memory (text) blocks.",
       {{"block_id", block_id_prop()},
        {"text", string_prop("The text to add (up to 64 KiB, UTF-8)", 1)}},
-      {"block_id", "text"}, run_append, false);
+      {"block_id", "text"}, run_block_append, false);
   spec.quick = true;  // a buffered chunk of at most 64 KiB
   return spec;
 }
@@ -314,7 +314,7 @@ ToolSpec block_edit_tool() {
          {"minItems", 1},
          {"maxItems", 1000},
          {"items", op}}}},
-      {"block_id", "operations"}, run_edit, false);
+      {"block_id", "operations"}, run_block_edit, false);
 }
 
 ToolSpec block_splice_tool() {
@@ -327,7 +327,7 @@ ToolSpec block_splice_tool() {
        {"offset", integer_prop("Byte offset in the text", 0, 1ll << 40)},
        {"delete_count", integer_prop("Bytes to remove from offset", 0, 1ll << 40)},
        {"insert", string_prop("Text to insert at offset (default empty)")}},
-      {"block_id", "offset", "delete_count"}, run_splice, false);
+      {"block_id", "offset", "delete_count"}, run_block_splice, false);
 }
 
 ToolSpec block_apply_patch_tool() {
@@ -339,7 +339,7 @@ ToolSpec block_apply_patch_tool() {
       {{"block_id", block_id_prop()},
        {"patch", string_prop("The unified diff", 1)},
        {"dry_run", bool_prop("Check only; change nothing (default false)")}},
-      {"block_id", "patch"}, run_apply_patch, false);
+      {"block_id", "patch"}, run_block_apply_patch, false);
   t.output_schema = write_schema(
       {{"success", {{"type", "boolean"}, {"description", "Every hunk applies"}}},
        {"errors", {{"type", "array"}, {"items", {{"type", "string"}}}}},

@@ -4,7 +4,7 @@
 namespace weft::server::tools {
 namespace {
 
-Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_fs_delete(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
   WEFT_ASSIGN_OR_RETURN(ChangeGuard change, ws->lock_for_change());
   WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
@@ -45,7 +45,7 @@ ToolSpec fs_delete_tool() {
       object_schema({{"path", {{"type", "string"}}}, {"deleted", {{"type", "boolean"}}}});
   add_change_properties(t.output_schema);
   t.annotations = write_hints(/*destructive=*/true, /*idempotent=*/true);
-  t.handler = run;
+  t.handler = run_fs_delete;
   t.via_kernel = true;
   return t;
 }

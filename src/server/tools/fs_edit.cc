@@ -22,7 +22,7 @@ std::string report(const std::string& path, bool dry_run, const std::vector<size
 }
 
 // Through the kernel: the edits apply to the file's block as one change.
-Result<ToolOutput> run_in_kernel(kernel::Kernel& k, const std::string& path,
+Result<ToolOutput> run_fs_edit_in_kernel(kernel::Kernel& k, const std::string& path,
                                  const std::vector<text::StringEdit>& edits, ToolContext& ctx) {
   std::vector<size_t> replacements;
   auto outcome = k.change_text(
@@ -51,7 +51,7 @@ Result<ToolOutput> run_in_kernel(kernel::Kernel& k, const std::string& path,
   return ToolOutput{report(path, false, replacements, diff), std::move(structured), nullptr};
 }
 
-Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_fs_edit(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
   bool dry_run = arg_bool(args, "dry_run");
@@ -61,7 +61,7 @@ Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
         {arg_string(e, "old_string"), arg_string(e, "new_string"), arg_bool(e, "replace_all")});
   }
   // The kernel serialises changes to one block itself and reconciles the disk.
-  if (kernel::Kernel* k = ws->kernel(); k && !dry_run) return run_in_kernel(*k, path, edits, ctx);
+  if (kernel::Kernel* k = ws->kernel(); k && !dry_run) return run_fs_edit_in_kernel(*k, path, edits, ctx);
   WEFT_ASSIGN_OR_RETURN(ChangeGuard change, ws->lock_for_change({path}));  // read to write
   auto before = fs::read_for_rewrite(ws->fs(), path, "fs_edit");
   if (!before.ok()) {
@@ -125,7 +125,7 @@ ToolSpec fs_edit_tool() {
                      {"diff", {{"type", "string"}}}});
   add_change_properties(t.output_schema);
   t.annotations = write_hints(/*destructive=*/true, /*idempotent=*/false);
-  t.handler = run;
+  t.handler = run_fs_edit;
   t.via_kernel = true;
   return t;
 }

@@ -4,7 +4,7 @@
 namespace weft::server::tools {
 namespace {
 
-Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_fs_glob(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string base, resolve_arg(ctx, args, "path"));
   size_t max = static_cast<size_t>(arg_int(args, "max_results", 1000));
@@ -51,7 +51,7 @@ ToolSpec fs_glob_tool() {
                      {"total", {{"type", "integer"}}},
                      {"truncated", {{"type", "boolean"}}}});
   t.annotations = read_only_hints();
-  t.handler = run;
+  t.handler = run_fs_glob;
   return t;
 }
 

@@ -107,7 +107,7 @@ std::string with_context(Workspace& ws, const std::vector<fs::GrepMatch>& matche
   return out;
 }
 
-Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_fs_grep(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string base, resolve_arg(ctx, args, "path"));
   std::string pattern = arg_string(args, "pattern");
@@ -206,7 +206,7 @@ ToolSpec fs_grep_tool() {
                                    {"files", {{"type", "array"}}},
                                    {"truncated", {{"type", "boolean"}}}});
   t.annotations = read_only_hints();
-  t.handler = run;
+  t.handler = run_fs_grep;
   return t;
 }
 

@@ -26,7 +26,7 @@ std::string iso_time(int64_t unix_seconds) {
   return buf;
 }
 
-Result<ToolOutput> run_history(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_fs_history(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Kernel * k, kernel_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
   size_t limit = static_cast<size_t>(arg_int(args, "limit", 50));
@@ -47,7 +47,7 @@ Result<ToolOutput> run_history(const Json& args, ToolContext& ctx) {
                     nullptr};
 }
 
-Result<ToolOutput> run_diff(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_fs_diff(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Kernel * k, kernel_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
   std::optional<std::string> from, to;
@@ -59,7 +59,7 @@ Result<ToolOutput> run_diff(const Json& args, ToolContext& ctx) {
   return ToolOutput{std::move(text), Json{{"path", path}, {"diff", *diff}}, nullptr};
 }
 
-Result<ToolOutput> run_status(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_fs_status(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Kernel * k, kernel_of(ctx));
   std::optional<std::string> path;
   if (args.contains("path")) {
@@ -117,7 +117,7 @@ ToolSpec fs_history_tool() {
   t.output_schema = object_schema(
       {{"path", {{"type", "string"}}}, {"changes", {{"type", "array"}, {"items", change}}}});
   t.annotations = read_only_hints();
-  t.handler = run_history;
+  t.handler = run_fs_history;
   t.via_kernel = true;
   return t;
 }
@@ -137,7 +137,7 @@ ToolSpec fs_diff_tool() {
   t.output_schema =
       object_schema({{"path", {{"type", "string"}}}, {"diff", {{"type", "string"}}}});
   t.annotations = read_only_hints();
-  t.handler = run_diff;
+  t.handler = run_fs_diff;
   t.via_kernel = true;
   return t;
 }
@@ -155,7 +155,7 @@ ToolSpec fs_status_tool() {
   t.input_schema = object_schema({{"path", string_prop("A file or directory (default: all)")}});
   t.output_schema = object_schema({{"files", {{"type", "array"}}}});
   t.annotations = read_only_hints();
-  t.handler = run_status;
+  t.handler = run_fs_status;
   t.via_kernel = true;
   return t;
 }

@@ -104,7 +104,7 @@ struct Lister {
   }
 };
 
-Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_fs_list(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
   Lister lister{*ws,           ctx, {},   arg_int(args, "depth", 1), arg_bool(args, "sizes"),
@@ -171,7 +171,7 @@ ToolSpec fs_list_tool() {
                                    {"entries", {{"type", "array"}}},
                                    {"truncated", {{"type", "boolean"}}}});
   t.annotations = read_only_hints();
-  t.handler = run;
+  t.handler = run_fs_list;
   return t;
 }
 

@@ -4,7 +4,7 @@
 namespace weft::server::tools {
 namespace {
 
-Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_fs_mkdir(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
   WEFT_ASSIGN_OR_RETURN(ChangeGuard change, ws->lock_for_change());
   WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
@@ -30,7 +30,7 @@ ToolSpec fs_mkdir_tool() {
   t.output_schema =
       object_schema({{"path", {{"type", "string"}}}, {"created", {{"type", "boolean"}}}});
   t.annotations = write_hints(/*destructive=*/false, /*idempotent=*/true);
-  t.handler = run;
+  t.handler = run_fs_mkdir;
   return t;
 }
 

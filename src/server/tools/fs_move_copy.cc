@@ -7,7 +7,7 @@ namespace {
 
 enum class Transfer { kMove, kCopy };
 
-Result<ToolOutput> run(Transfer kind, const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_fs_move_copy(Transfer kind, const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
   WEFT_ASSIGN_OR_RETURN(ChangeGuard change, ws->lock_for_change());
   WEFT_ASSIGN_OR_RETURN(std::string source, resolve_arg(ctx, args, "source"));
@@ -57,7 +57,7 @@ ToolSpec transfer_tool(Transfer kind) {
       object_schema({{"source", {{"type", "string"}}}, {"destination", {{"type", "string"}}}});
   add_change_properties(t.output_schema);
   t.annotations = write_hints(/*destructive=*/move, /*idempotent=*/false);
-  t.handler = [kind](const Json& args, ToolContext& ctx) { return run(kind, args, ctx); };
+  t.handler = [kind](const Json& args, ToolContext& ctx) { return run_fs_move_copy(kind, args, ctx); };
   t.via_kernel = true;
   return t;
 }

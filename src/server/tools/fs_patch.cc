@@ -139,7 +139,7 @@ Status commit_in_kernel(kernel::Kernel& k, const std::vector<FilePlan>& plans, T
   return explain(failure, plans[done].path).with_context("patch not applied (rolled back)");
 }
 
-Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_fs_patch(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
   bool dry_run = arg_bool(args, "dry_run");
   auto parsed = text::parse_unified_diff(arg_string(args, "patch"));
@@ -235,7 +235,7 @@ ToolSpec fs_patch_tool() {
                                      {"description",
                                       "Files whose change waits for a person's approval"}}}});
   t.annotations = write_hints(/*destructive=*/true, /*idempotent=*/false);
-  t.handler = run;
+  t.handler = run_fs_patch;
   t.via_kernel = true;
   return t;
 }

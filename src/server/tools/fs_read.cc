@@ -41,7 +41,7 @@ std::string number_lines(const fs::ReadResult& page, int64_t first) {
   return out;
 }
 
-Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_fs_read(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
   int64_t offset = arg_int(args, "offset", 1);
@@ -112,7 +112,7 @@ ToolSpec fs_read_tool() {
                                    {"cut_lines", {{"type", "array"}}}});
   t.output_schema.erase("additionalProperties");
   t.annotations = read_only_hints();
-  t.handler = run;
+  t.handler = run_fs_read;
   return t;
 }
 

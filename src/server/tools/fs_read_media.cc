@@ -6,7 +6,7 @@ namespace {
 
 constexpr int64_t kMaxMediaBytes = 20ll << 20;
 
-Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_fs_read_media(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
   auto info = ws->fs().stat(path);
@@ -56,7 +56,7 @@ ToolSpec fs_read_media_tool() {
   t.input_schema =
       object_schema({{"path", string_prop("File path in the workspace", 1)}}, {"path"});
   t.annotations = read_only_hints();
-  t.handler = run;
+  t.handler = run_fs_read_media;
   return t;
 }
 

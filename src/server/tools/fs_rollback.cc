@@ -9,7 +9,7 @@ namespace {
 
 enum class Restore { kRollback, kUndo, kRedo };
 
-Result<ToolOutput> run(Restore kind, const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_fs_rollback(Restore kind, const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Kernel * k, kernel_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
   const char* tool = kind == Restore::kRollback ? "fs_rollback"
@@ -69,7 +69,7 @@ ToolSpec restore_tool(Restore kind) {
   t.output_schema = object_schema({{"path", {{"type", "string"}}}, {"diff", {{"type", "string"}}}});
   add_change_properties(t.output_schema);
   t.annotations = write_hints(/*destructive=*/false, /*idempotent=*/false);
-  t.handler = [kind](const Json& args, ToolContext& ctx) { return run(kind, args, ctx); };
+  t.handler = [kind](const Json& args, ToolContext& ctx) { return run_fs_rollback(kind, args, ctx); };
   t.via_kernel = true;
   return t;
 }

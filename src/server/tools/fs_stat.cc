@@ -4,7 +4,7 @@
 namespace weft::server::tools {
 namespace {
 
-Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_fs_stat(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
   auto st = ws->fs().stat(path);
@@ -40,7 +40,7 @@ ToolSpec fs_stat_tool() {
                                    {"modified_at", {{"type", {"string", "null"}}}},
                                    {"created_at", {{"type", {"string", "null"}}}}});
   t.annotations = read_only_hints();
-  t.handler = run;
+  t.handler = run_fs_stat;
   return t;
 }
 

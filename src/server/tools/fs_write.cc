@@ -10,7 +10,7 @@ std::string already_exists_message(const std::string& path) {
 }
 
 // Through the kernel: the file's block takes the new content as one change.
-Result<ToolOutput> run_in_kernel(kernel::Kernel& k, const std::string& path, fs::WriteMode mode,
+Result<ToolOutput> run_fs_write_in_kernel(kernel::Kernel& k, const std::string& path, fs::WriteMode mode,
                                  const Json& args, ToolContext& ctx) {
   std::string content = arg_string(args, "content");
   if (!arg_bool(args, "create_parents", true)) {
@@ -44,12 +44,12 @@ Result<ToolOutput> run_in_kernel(kernel::Kernel& k, const std::string& path, fs:
                     std::move(structured), nullptr};
 }
 
-Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_fs_write(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(Workspace * ws, workspace_of(ctx));
   WEFT_ASSIGN_OR_RETURN(std::string path, resolve_arg(ctx, args, "path"));
   WEFT_ASSIGN_OR_RETURN(fs::WriteMode mode,
                         fs::parse_write_mode(arg_string(args, "mode", "overwrite")));
-  if (kernel::Kernel* k = ws->kernel()) return run_in_kernel(*k, path, mode, args, ctx);
+  if (kernel::Kernel* k = ws->kernel()) return run_fs_write_in_kernel(*k, path, mode, args, ctx);
   // Held from the existence check to the write, so "created" is true of this call.
   WEFT_ASSIGN_OR_RETURN(ChangeGuard change, ws->lock_for_change({path}));
   bool existed = ws->fs().exists(path);
@@ -96,7 +96,7 @@ ToolSpec fs_write_tool() {
                                    {"created", {{"type", "boolean"}}}});
   add_change_properties(t.output_schema);
   t.annotations = write_hints(/*destructive=*/true, /*idempotent=*/false);
-  t.handler = run;
+  t.handler = run_fs_write;
   t.via_kernel = true;
   return t;
 }

@@ -6,7 +6,7 @@ namespace weft::server::tools {
 
 namespace {
 
-Result<ToolOutput> run(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_kernel_search(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
   kernel::KernelSearchRequest r;
   r.query = arg_string(args, "query");
@@ -111,7 +111,7 @@ ToolSpec kernel_search_tool() {
                                    {"match_count", {{"type", "integer"}}},
                                    {"blocks_searched", {{"type", "integer"}}}});
   t.annotations = read_only_hints();
-  t.handler = run;
+  t.handler = run_kernel_search;
   t.via_kernel = true;
   return t;
 }

@@ -21,7 +21,7 @@ std::optional<std::string> opt_string(const Json& args, const char* key) {
   return arg_string(args, key);
 }
 
-Result<ToolOutput> run_create(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_memory_create(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
   kernel::MemoryCreate r;
   r.label = arg_string(args, "label");
@@ -40,7 +40,7 @@ Result<ToolOutput> run_create(const Json& args, ToolContext& ctx) {
   return write_output(*w, "Created memory block");
 }
 
-Result<ToolOutput> run_read(const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_memory_read(const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
   std::string label = arg_string(args, "label");
   auto c = blocks->memory_read(agent_of(ctx, "memory_read"), label);
@@ -67,7 +67,7 @@ Result<ToolOutput> run_read(const Json& args, ToolContext& ctx) {
   return ToolOutput{std::move(text), std::move(s), nullptr};
 }
 
-Result<ToolOutput> run_write(bool append, const Json& args, ToolContext& ctx) {
+Result<ToolOutput> run_memory_write(bool append, const Json& args, ToolContext& ctx) {
   WEFT_ASSIGN_OR_RETURN(kernel::Blocks * blocks, blocks_of(ctx));
   std::string label = arg_string(args, "label");
   auto who = agent_of(ctx, append ? "memory_append" : "memory_update");
@@ -115,7 +115,7 @@ ToolSpec memory_create_tool() {
        {"schema", {{"type", {"object", "string"}}, {"description", kSchemaHelp}}},
        {"description", string_prop("What the block is for (shown by memory_read)")},
        {"initial_text", string_prop("Initial text (text schemas only)")}},
-      {"label", "schema"}, [](const Json& a, ToolContext& c) { return run_create(a, c); }, false);
+      {"label", "schema"}, [](const Json& a, ToolContext& c) { return run_memory_create(a, c); }, false);
 }
 
 ToolSpec memory_read_tool() {
@@ -124,7 +124,7 @@ ToolSpec memory_read_tool() {
       "Read one of your memory blocks, rendered: fields and sections with their values, the "
       "parts you may not change marked [read-only]; with its schema and version.",
       {{"label", label_prop()}}, {"label"},
-      [](const Json& a, ToolContext& c) { return run_read(a, c); }, true);
+      [](const Json& a, ToolContext& c) { return run_memory_read(a, c); }, true);
 }
 
 ToolSpec memory_update_tool() {
@@ -138,7 +138,7 @@ ToolSpec memory_update_tool() {
        {"section", string_prop("The composite section holding the field or text", 1)},
        {"value", {{"description", "The new value (a string for text; as the field's type)"}}}},
       {"label", "value"},
-      [](const Json& a, ToolContext& c) { return run_write(false, a, c); }, false);
+      [](const Json& a, ToolContext& c) { return run_memory_write(false, a, c); }, false);
 }
 
 ToolSpec memory_append_tool() {
@@ -151,7 +151,7 @@ ToolSpec memory_append_tool() {
        {"section", string_prop("The composite section to add to", 1)},
        {"item", {{"description", "The item to add (text to append, or a list/log entry)"}}}},
       {"label", "item"},
-      [](const Json& a, ToolContext& c) { return run_write(true, a, c); }, false);
+      [](const Json& a, ToolContext& c) { return run_memory_write(true, a, c); }, false);
 }
 
 }  // namespace weft::server::tools
