@@ -1048,4 +1048,16 @@ Result<LoroUpdateInfo> inspect_loro_update(std::string_view data) {
   return info;
 }
 
+Result<std::string> join_loro_updates(const std::vector<std::string_view>& updates) {
+  std::string body;
+  for (std::string_view u : updates) {
+    std::string_view b;
+    WEFT_ASSIGN_OR_RETURN(uint16_t mode, detail::loro::unwrap(u, &b));
+    if (mode != detail::loro::kModeFastUpdates)
+      return unimplemented("only Loro FastUpdates (mode 4) can be joined, not a FastSnapshot");
+    body.append(b);
+  }
+  return detail::loro::wrap(detail::loro::kModeFastUpdates, body);
+}
+
 }  // namespace weft::crdt

@@ -39,6 +39,10 @@ struct HeldRoom {
   crdt::VersionVector version;
 };
 
+// How many links of a chain of held updates one retry takes out at most
+// (each link costs a pass over the room's held updates).
+constexpr int kDueRounds = 64;
+
 }  // namespace
 
 struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
@@ -181,31 +185,72 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
     return true;
   }
 
-  // Takes out of `block_id`'s room the held updates its version now covers,
-  // in arrival order, and drops those it already contains or that expired.
-  // Caller holds mu.
+  // Takes out of `block_id`'s room the held updates that apply on its
+  // version, in an order they apply in: those its version covers, then those
+  // that these cover in turn (a chain of editors' updates comes out whole,
+  // up to kDueRounds links per call). Drops those it already contains or
+  // that expired. Caller holds mu.
   std::vector<Held> take_due_locked(const std::string& block_id) {
     std::vector<Held> due;
     auto it = held.find(block_id);
     if (it == held.end()) return due;
     HeldRoom& room = it->second;
+    std::vector<Held>& waiting = room.waiting;
     const auto now = std::chrono::steady_clock::now();
-    std::erase_if(room.waiting, [&](Held& h) {
-      const bool expired = now - h.since >= limits.held_for;
-      const bool contained = room.version.includes(h.end);
-      const bool ready = room.version.includes(h.needs) &&
-                         (h.tried.empty() || !h.tried.includes(room.version));
-      if (!expired && !contained && !ready) return false;
-      drop_bytes_locked(room, h);
-      if (!expired && !contained) due.push_back(std::move(h));
-      return true;
-    });
-    if (room.waiting.empty()) held.erase(it);
+    enum : uint8_t { kKeep, kDrop, kDue };
+    std::vector<uint8_t> state(waiting.size(), kKeep);
+    for (size_t i = 0; i < waiting.size(); ++i) {
+      const Held& h = waiting[i];
+      if (now - h.since >= limits.held_for || room.version.includes(h.end)) state[i] = kDrop;
+    }
+    std::vector<size_t> order;
+    crdt::VersionVector v = room.version;  // with the updates taken so far
+    for (int round = 0; round < kDueRounds; ++round) {
+      const size_t before = order.size();
+      for (size_t i = 0; i < waiting.size(); ++i) {
+        const Held& h = waiting[i];
+        if (state[i] != kKeep || !v.includes(h.needs)) continue;
+        if (!h.tried.empty() && h.tried.includes(v)) continue;
+        state[i] = kDue;
+        order.push_back(i);
+        v.merge(h.end);
+      }
+      if (order.size() == before) break;
+    }
+    for (size_t i = 0; i < waiting.size(); ++i) {
+      if (state[i] != kKeep) drop_bytes_locked(room, waiting[i]);
+    }
+    due.reserve(order.size());
+    for (size_t i : order) due.push_back(std::move(waiting[i]));
+    size_t kept = 0;
+    for (size_t i = 0; i < waiting.size(); ++i) {
+      if (state[i] != kKeep) continue;
+      if (kept != i) waiting[kept] = std::move(waiting[i]);
+      ++kept;
+    }
+    waiting.resize(kept);
+    if (waiting.empty()) held.erase(it);
     return due;
   }
 
-  // Retries `block_id`'s held updates that its version now covers, until
-  // none is left (each one applied may cover more).
+  // Applies one held update; a refusal drops it (its editor is not told).
+  void apply_held(kernel::Kernel& k, const std::string& block_id, Held& h) {
+    source::Attribution who{origin_of(h.identity), "live sync", std::nullopt};
+    auto r = k.sync_apply_tracked(block_id, h.update, who);
+    std::lock_guard lock(mu);
+    if (!r.ok()) return;
+    if (r->changed) {
+      saw_version_locked(block_id, r->version_after);
+    } else if (r->waiting) {
+      // Its needs were there, yet it waits: held on, for a later version.
+      (void)hold_locked(block_id, std::move(h), r->version_before);
+    }
+  }
+
+  // Retries `block_id`'s held updates that apply now, until none is left
+  // (each one applied may let more apply). Consecutive ones of one editor
+  // are imported as one update: one replay of the changes concurrent with
+  // them instead of one each.
   void retry_held(kernel::Kernel& k, const std::string& block_id) {
     for (;;) {
       std::vector<Held> due;
@@ -214,19 +259,32 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
         due = take_due_locked(block_id);
       }
       if (due.empty()) return;
-      for (auto& h : due) {
-        source::Attribution who{origin_of(h.identity), "live sync", std::nullopt};
-        auto r = k.sync_apply_tracked(block_id, h.update, who);
-        std::lock_guard lock(mu);
-        if (!r.ok()) continue;  // refused now (rules, size): its editor is not told
-        if (r->changed) {
-          saw_version_locked(block_id, r->version_after);
-        } else if (r->waiting) {
-          // Its needs were there, yet it waits: held on, for a later version.
-          (void)hold_locked(block_id, std::move(h), r->version_before);
+      for (size_t i = 0; i < due.size();) {
+        size_t j = i + 1;
+        while (j < due.size() && due[j].identity == due[i].identity) ++j;
+        if (j - i > 1 && apply_joined(k, block_id, due, i, j)) {
+          i = j;
+          continue;
         }
+        for (; i < j; ++i) apply_held(k, block_id, due[i]);
       }
     }
+  }
+
+  // due[from, to) (one editor's) as one import. False when that fails: the
+  // caller applies them one by one.
+  bool apply_joined(kernel::Kernel& k, const std::string& block_id, std::vector<Held>& due,
+                    size_t from, size_t to) {
+    std::vector<std::string_view> parts;
+    for (size_t i = from; i < to; ++i) parts.push_back(due[i].update);
+    auto joined = crdt::join_loro_updates(parts);
+    if (!joined.ok()) return false;
+    source::Attribution who{origin_of(due[from].identity), "live sync", std::nullopt};
+    auto r = k.sync_apply_tracked(block_id, *joined, who);
+    if (!r.ok() || r->waiting) return false;
+    std::lock_guard lock(mu);
+    if (r->changed) saw_version_locked(block_id, r->version_after);
+    return true;
   }
 
   // A dirty room whose publishing need not wait. Caller holds mu.

@@ -101,6 +101,12 @@ struct LoroUpdateInfo {
 // (including data without the "loro" magic), kUnimplemented for an encode
 // mode other than 3 and 4 or a shallow snapshot.
 Result<LoroUpdateInfo> inspect_loro_update(std::string_view data);
+// One Loro FastUpdates holding the change blocks of every one of `updates`
+// (each a FastUpdates: magic, checksum and mode checked), in order: importing
+// it imports them all at once (one causal ordering, one replay of concurrent
+// changes). Errors: kDataLoss for a corrupt envelope, kUnimplemented for a
+// FastSnapshot or another mode.
+Result<std::string> join_loro_updates(const std::vector<std::string_view>& updates);
 
 class Doc {
  public:
