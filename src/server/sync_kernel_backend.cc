@@ -10,6 +10,7 @@
 #include <map>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -189,8 +190,10 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
   // version, in an order they apply in: those its version covers, then those
   // that these cover in turn (a chain of editors' updates comes out whole,
   // up to kDueRounds links per call). Drops those it already contains or
-  // that expired. Caller holds mu.
-  std::vector<Held> take_due_locked(const std::string& block_id) {
+  // that expired. `extra`: the end of an update being applied with them.
+  // Caller holds mu.
+  std::vector<Held> take_due_locked(const std::string& block_id,
+                                    const crdt::VersionVector* extra = nullptr) {
     std::vector<Held> due;
     auto it = held.find(block_id);
     if (it == held.end()) return due;
@@ -205,6 +208,7 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
     }
     std::vector<size_t> order;
     crdt::VersionVector v = room.version;  // with the updates taken so far
+    if (extra) v.merge(*extra);
     for (int round = 0; round < kDueRounds; ++round) {
       const size_t before = order.size();
       for (size_t i = 0; i < waiting.size(); ++i) {
@@ -248,9 +252,7 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
   }
 
   // Retries `block_id`'s held updates that apply now, until none is left
-  // (each one applied may let more apply). Consecutive ones of one editor
-  // are imported as one update: one replay of the changes concurrent with
-  // them instead of one each.
+  // (each one applied may let more apply).
   void retry_held(kernel::Kernel& k, const std::string& block_id) {
     for (;;) {
       std::vector<Held> due;
@@ -259,16 +261,67 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
         due = take_due_locked(block_id);
       }
       if (due.empty()) return;
-      for (size_t i = 0; i < due.size();) {
-        size_t j = i + 1;
-        while (j < due.size() && due[j].identity == due[i].identity) ++j;
-        if (j - i > 1 && apply_joined(k, block_id, due, i, j)) {
-          i = j;
-          continue;
+      apply_due(k, block_id, due, 0);
+    }
+  }
+
+  // Applies due[from..]. Consecutive ones of one editor are imported as one
+  // update: one replay of the changes concurrent with them instead of one each.
+  void apply_due(kernel::Kernel& k, const std::string& block_id, std::vector<Held>& due,
+                 size_t from) {
+    for (size_t i = from; i < due.size();) {
+      size_t j = i + 1;
+      while (j < due.size() && due[j].identity == due[i].identity) ++j;
+      if (j - i > 1 && apply_joined(k, block_id, due, i, j)) {
+        i = j;
+        continue;
+      }
+      for (; i < j; ++i) apply_held(k, block_id, due[i]);
+    }
+  }
+
+  // An editor's update that lets held ones apply goes in with those of the
+  // same editor that follow it, as one import (nullopt: it has none, or the
+  // import failed and the held ones are back; apply it alone). The update is
+  // then not relayed by the caller: the publisher sends it with them.
+  std::optional<Result<bool>> apply_with_held(kernel::Kernel& k, const std::string& block_id,
+                                              std::string_view update,
+                                              std::string_view identity) {
+    std::vector<Held> due;
+    crdt::VersionVector version;
+    {
+      std::lock_guard lock(mu);
+      auto it = held.find(block_id);
+      if (it == held.end()) return std::nullopt;
+      auto info = crdt::inspect_loro_update(update);
+      if (!info.ok() || !it->second.version.includes(info->needs)) return std::nullopt;
+      version = it->second.version;
+      due = take_due_locked(block_id, &info->end);
+    }
+    size_t run = 0;
+    while (run < due.size() && due[run].identity == identity) ++run;
+    if (run > 0) {
+      std::vector<std::string_view> parts{update};
+      for (size_t i = 0; i < run; ++i) parts.push_back(due[i].update);
+      auto joined = crdt::join_loro_updates(parts);
+      source::Attribution who{origin_of(identity), "live sync", std::nullopt};
+      auto r = joined.ok() ? k.sync_apply_tracked(block_id, *joined, who)
+                           : Result<kernel::SyncApplied>(joined.status());
+      if (r.ok() && !r->waiting) {
+        {
+          std::lock_guard lock(mu);
+          if (r->changed) saw_version_locked(block_id, r->version_after);
         }
-        for (; i < j; ++i) apply_held(k, block_id, due[i]);
+        apply_due(k, block_id, due, run);
+        retry_held(k, block_id);
+        return false;
       }
     }
+    // Back where they were; the caller applies the update alone.
+    std::lock_guard lock(mu);
+    if (!due.empty()) held[block_id].version.merge(version);
+    for (auto& h : due) (void)hold_locked(block_id, std::move(h), "");
+    return std::nullopt;
   }
 
   // due[from, to) (one editor's) as one import. False when that fails: the
@@ -396,6 +449,9 @@ Result<bool> KernelSyncBackend::apply(const sync::RoomKey& room, std::string_vie
                                       std::string_view identity) {
   kernel::Kernel* k = impl_->current();
   if (!k) return unavailable("the workspace kernel runs in another weft process");
+  if (auto with_held = impl_->apply_with_held(*k, room.room_id, update, identity)) {
+    return *std::move(with_held);
+  }
   source::Attribution who{origin_of(identity), "live sync", std::nullopt};
   {
     std::lock_guard lock(impl_->mu);

@@ -188,6 +188,30 @@ TEST_F(SyncHeldUpdatesTest, ReverseDependencyOrderOnFourConnectionsAllAppliesAnd
   }
 }
 
+// One person on several connections (tabs, or the bench's clients): the
+// update that lets the held ones apply goes in with them, and everything
+// reaches the other members through the publisher.
+TEST_F(SyncHeldUpdatesTest, OneEditorsChainOnManyConnectionsReachesEveryone) {
+  start();
+  std::vector<std::pair<ConnectionId, std::shared_ptr<Editor>>> tabs;
+  for (int i = 0; i < 3; ++i) tabs.push_back(join("amy"));
+  auto [reader_id, reader] = join("bob");
+  std::vector<std::string> chain;
+  for (int i = 0; i < 30; ++i) chain.push_back(edit(21 + i % 3, std::string(1, static_cast<char>('a' + i % 26))));
+  // Each link after the one it depends on, but the first link last.
+  for (int i = 1; i < 30; ++i) send_update(tabs[i % 3].first, chain[i], static_cast<uint8_t>(i));
+  EXPECT_EQ(backend_->held().updates, 29u);
+  send_update(tabs[0].first, chain[0], 0);
+  backend_->drain();
+  EXPECT_EQ(backend_->held().updates, 0u);
+  const std::string want = doc_.get_text("content").to_string();
+  EXPECT_EQ(text(), want);
+  EXPECT_EQ(reader->received_text(), want);
+  for (auto& [id, tab] : tabs) {
+    for (UpdateStatus s : tab->acks()) EXPECT_EQ(s, UpdateStatus::kOk);
+  }
+}
+
 TEST_F(SyncHeldUpdatesTest, AHeldUpdateWhoseDependencyNeverComesExpiresAndIsFreed) {
   HeldUpdateLimits limits;
   limits.held_for = std::chrono::milliseconds(200);
