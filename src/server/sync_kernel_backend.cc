@@ -491,7 +491,6 @@ Result<bool> KernelSyncBackend::apply(const sync::RoomKey& room, std::string_vie
 
 HeldUpdates KernelSyncBackend::held() {
   std::lock_guard lock(impl_->mu);
-  impl_->sweep_locked();
   HeldUpdates out;
   for (const auto& [id, room] : impl_->held) out.updates += room.waiting.size();
   out.bytes = impl_->held_bytes;

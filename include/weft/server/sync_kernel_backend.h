@@ -77,8 +77,8 @@ class KernelSyncBackend : public sync::SyncBackend {
   // Blocks until every change marked so far is published (tests).
   void drain();
 
-  // The updates held for their dependencies, over every room (expired ones
-  // are dropped first).
+  // The updates held for their dependencies, over every room (the publisher
+  // drops expired ones within a quarter of HeldUpdateLimits::held_for).
   HeldUpdates held();
 
   // The history origin of a sync identity: "human:<identity>".
