@@ -3,6 +3,8 @@
 // mapping of ops is the Loro JSON codec's (json_codec.cc): the same
 // positions, signed delete lengths and mark ends.
 #include <algorithm>
+#include <deque>
+#include <iterator>
 #include <unordered_map>
 
 #include "crdt/core.h"
@@ -180,6 +182,109 @@ struct DeleteRow {
   int64_t counter, len;
 };
 
+// A change block's frame and header (encoding.md §7-§8): the spans it
+// carries and each change's length, dependencies and lamport, without its
+// ops. What the decoder reads first, and all that inspect_loro_update reads.
+struct BlockHead {
+  uint32_t counter_start = 0, counter_len = 0, lamport_start = 0, lamport_len = 0;
+  uint32_t n = 0;                 // changes
+  std::string_view fields[8];     // header, meta, containers, keys, positions, ops, deletes, values
+  std::vector<PeerId> peers;      // peers[0] is the block's author
+  std::vector<Counter> lens;      // per change
+  std::vector<SmallVec<ID, 2>> deps;
+  std::vector<Lamport> lamports;
+};
+
+Status read_head_columns(std::string_view header, BlockHead& b) {
+  Reader h(header);
+  const uint64_t npeers = h.count(h.remaining() / 8, "peer count");
+  if (h.ok() && npeers == 0) return loro::corrupt("empty peer table");
+  b.peers.resize(npeers);
+  for (auto& p : b.peers) p = h.u64le();
+  if (b.peers.empty() || b.peers[0] == kReservedPeer)
+    return h.ok() ? loro::corrupt("reserved block peer") : h.status();
+  // n - 1 change lengths, each at least one byte.
+  if (b.n - 1 > h.remaining()) return loro::corrupt("more changes than the header holds");
+  b.lens.resize(b.n);
+  uint64_t sum = 0;
+  for (uint32_t k = 0; k + 1 < b.n; ++k) {
+    const uint64_t len = h.count(b.counter_len, "change length");
+    if (len == 0 && h.ok()) return loro::corrupt("a change of length 0");
+    b.lens[k] = static_cast<Counter>(len);
+    sum += len;
+  }
+  if (!h.ok()) return h.status();
+  if (sum >= b.counter_len) return loro::corrupt("change lengths exceed the block's counter span");
+  b.lens[b.n - 1] = static_cast<Counter>(b.counter_len - sum);
+
+  std::vector<uint8_t> dep_self;
+  loro::read_bool_rle(h, b.n, dep_self);
+  std::vector<uint64_t> dep_counts;
+  loro::read_any_rle(h, b.n, dep_counts);
+  // Each dependency takes at least one bit of the counter column.
+  const uint64_t most = uint64_t{h.remaining()} * 8 + 8;
+  uint64_t total = 0;
+  for (uint64_t c : dep_counts) {
+    if (c > most || (total += c) > most) return loro::corrupt("too many dependencies");
+  }
+  std::vector<uint64_t> dep_peers;
+  loro::read_any_rle(h, total, dep_peers);
+  std::vector<int64_t> dep_counters;
+  loro::read_delta_of_delta(h, total, dep_counters);
+  std::vector<int64_t> lamports;
+  loro::read_delta_of_delta(h, b.n - 1, lamports);
+  if (!h.ok()) return h.status();
+  if (!h.at_end()) return loro::corrupt("trailing bytes after the block header");
+
+  b.deps.resize(b.n);
+  b.lamports.resize(b.n);
+  size_t d = 0;
+  Counter at = static_cast<Counter>(b.counter_start);
+  for (uint32_t k = 0; k < b.n; ++k) {
+    if (dep_self[k]) {
+      if (at == 0) return loro::corrupt("the first change of a peer depends on itself");
+      b.deps[k].push_back(ID{b.peers[0], at - 1});
+    }
+    for (uint64_t j = 0; j < dep_counts[k]; ++j, ++d) {
+      if (dep_peers[d] >= b.peers.size()) return loro::corrupt("dependency peer out of range");
+      if (dep_counters[d] < 0 || dep_counters[d] > INT32_MAX)
+        return loro::corrupt("dependency counter out of range");
+      const ID dep{b.peers[dep_peers[d]], static_cast<Counter>(dep_counters[d])};
+      if (dep.peer == b.peers[0] && dep.counter >= at)
+        return loro::corrupt("a change depends on its own future op");
+      b.deps[k].push_back(dep);
+    }
+    if (k + 1 < b.n) {
+      if (lamports[k] < 0 || lamports[k] > UINT32_MAX) return loro::corrupt("bad lamport");
+      b.lamports[k] = static_cast<Lamport>(lamports[k]);
+    }
+    at += b.lens[k];
+  }
+  const uint64_t last = uint64_t{b.lamport_start} + b.lamport_len;
+  if (last < static_cast<uint64_t>(b.lens[b.n - 1])) return loro::corrupt("bad lamport span");
+  b.lamports[b.n - 1] = static_cast<Lamport>(last - b.lens[b.n - 1]);
+  return Status();
+}
+
+
+Status read_block_head(std::string_view block, BlockHead& b) {
+  Reader r(block);
+  const uint64_t cs = r.uleb(), cl = r.uleb(), ls = r.uleb(), ll = r.uleb(), n = r.uleb();
+  for (auto& f : b.fields) f = r.bytes();
+  if (!r.ok()) return r.status();
+  if (!r.at_end()) return loro::corrupt("trailing bytes after a change block");
+  if (cs > INT32_MAX || cl == 0 || cl > INT32_MAX - cs)
+    return loro::corrupt("block counter span out of range");
+  if (ls > UINT32_MAX || ll > UINT32_MAX - ls) return loro::corrupt("block lamport span out of range");
+  if (n == 0 || n > cl) return loro::corrupt("bad change count");
+  b.counter_start = static_cast<uint32_t>(cs);
+  b.counter_len = static_cast<uint32_t>(cl);
+  b.lamport_start = static_cast<uint32_t>(ls);
+  b.lamport_len = static_cast<uint32_t>(ll);
+  b.n = static_cast<uint32_t>(n);
+  return read_head_columns(b.fields[0], b);
+}
+
 class BlockDecoder {
  public:
   BlockDecoder(DocCore& core, size_t* row_budget, std::unordered_map<ID, MarkRef>* tail_marks)
@@ -188,7 +293,6 @@ class BlockDecoder {
   Status decode(std::string_view block, std::vector<Change>& out);
 
  private:
-  Status read_header(std::string_view header);
   Status read_meta(std::string_view meta);
   Status read_keys(std::string_view keys);
   Status read_cids(std::string_view cids);
@@ -199,7 +303,7 @@ class BlockDecoder {
   size_t* row_budget_;
   std::unordered_map<ID, MarkRef>* tail_marks_;
 
-  uint32_t counter_start_ = 0, counter_len_ = 0, lamport_start_ = 0, lamport_len_ = 0;
+  uint32_t counter_start_ = 0, counter_len_ = 0;
   uint32_t n_ = 0;
   BlockTables t_;
   std::vector<Counter> lens_;
@@ -218,77 +322,6 @@ class BlockDecoder {
   std::vector<DeleteRow> dels_;
   size_t next_del_ = 0;
 };
-
-Status BlockDecoder::read_header(std::string_view header) {
-  Reader h(header);
-  const uint64_t npeers = h.count(h.remaining() / 8, "peer count");
-  if (h.ok() && npeers == 0) return loro::corrupt("empty peer table");
-  t_.peers.resize(npeers);
-  for (auto& p : t_.peers) p = h.u64le();
-  if (t_.peers.empty() || t_.peers[0] == kReservedPeer)
-    return h.ok() ? loro::corrupt("reserved block peer") : h.status();
-  // n - 1 change lengths, each at least one byte.
-  if (n_ - 1 > h.remaining()) return loro::corrupt("more changes than the header holds");
-  lens_.resize(n_);
-  uint64_t sum = 0;
-  for (uint32_t k = 0; k + 1 < n_; ++k) {
-    const uint64_t len = h.count(counter_len_, "change length");
-    if (len == 0 && h.ok()) return loro::corrupt("a change of length 0");
-    lens_[k] = static_cast<Counter>(len);
-    sum += len;
-  }
-  if (!h.ok()) return h.status();
-  if (sum >= counter_len_) return loro::corrupt("change lengths exceed the block's counter span");
-  lens_[n_ - 1] = static_cast<Counter>(counter_len_ - sum);
-
-  std::vector<uint8_t> dep_self;
-  loro::read_bool_rle(h, n_, dep_self);
-  std::vector<uint64_t> dep_counts;
-  loro::read_any_rle(h, n_, dep_counts);
-  // Each dependency takes at least one bit of the counter column.
-  const uint64_t most = uint64_t{h.remaining()} * 8 + 8;
-  uint64_t total = 0;
-  for (uint64_t c : dep_counts) {
-    if (c > most || (total += c) > most) return loro::corrupt("too many dependencies");
-  }
-  std::vector<uint64_t> dep_peers;
-  loro::read_any_rle(h, total, dep_peers);
-  std::vector<int64_t> dep_counters;
-  loro::read_delta_of_delta(h, total, dep_counters);
-  std::vector<int64_t> lamports;
-  loro::read_delta_of_delta(h, n_ - 1, lamports);
-  if (!h.ok()) return h.status();
-  if (!h.at_end()) return loro::corrupt("trailing bytes after the block header");
-
-  deps_.resize(n_);
-  lamports_.resize(n_);
-  size_t d = 0;
-  Counter at = static_cast<Counter>(counter_start_);
-  for (uint32_t k = 0; k < n_; ++k) {
-    if (dep_self[k]) {
-      if (at == 0) return loro::corrupt("the first change of a peer depends on itself");
-      deps_[k].push_back(ID{t_.peers[0], at - 1});
-    }
-    for (uint64_t j = 0; j < dep_counts[k]; ++j, ++d) {
-      if (dep_peers[d] >= t_.peers.size()) return loro::corrupt("dependency peer out of range");
-      if (dep_counters[d] < 0 || dep_counters[d] > INT32_MAX)
-        return loro::corrupt("dependency counter out of range");
-      const ID dep{t_.peers[dep_peers[d]], static_cast<Counter>(dep_counters[d])};
-      if (dep.peer == t_.peers[0] && dep.counter >= at)
-        return loro::corrupt("a change depends on its own future op");
-      deps_[k].push_back(dep);
-    }
-    if (k + 1 < n_) {
-      if (lamports[k] < 0 || lamports[k] > UINT32_MAX) return loro::corrupt("bad lamport");
-      lamports_[k] = static_cast<Lamport>(lamports[k]);
-    }
-    at += lens_[k];
-  }
-  const uint64_t last = uint64_t{lamport_start_} + lamport_len_;
-  if (last < static_cast<uint64_t>(lens_[n_ - 1])) return loro::corrupt("bad lamport span");
-  lamports_[n_ - 1] = static_cast<Lamport>(last - lens_[n_ - 1]);
-  return Status();
-}
 
 Status BlockDecoder::read_meta(std::string_view meta) {
   Reader m(meta);
@@ -552,22 +585,16 @@ Status BlockDecoder::read_op(Reader& vals, size_t row, Op& op,
 }
 
 Status BlockDecoder::decode(std::string_view block, std::vector<Change>& out) {
-  Reader r(block);
-  const uint64_t cs = r.uleb(), cl = r.uleb(), ls = r.uleb(), ll = r.uleb(), n = r.uleb();
-  std::string_view fields[8];
-  for (auto& f : fields) f = r.bytes();
-  if (!r.ok()) return r.status();
-  if (!r.at_end()) return loro::corrupt("trailing bytes after a change block");
-  if (cs > INT32_MAX || cl == 0 || cl > INT32_MAX - cs)
-    return loro::corrupt("block counter span out of range");
-  if (ls > UINT32_MAX || ll > UINT32_MAX - ls) return loro::corrupt("block lamport span out of range");
-  if (n == 0 || n > cl) return loro::corrupt("bad change count");
-  counter_start_ = static_cast<uint32_t>(cs);
-  counter_len_ = static_cast<uint32_t>(cl);
-  lamport_start_ = static_cast<uint32_t>(ls);
-  lamport_len_ = static_cast<uint32_t>(ll);
-  n_ = static_cast<uint32_t>(n);
-  WEFT_RETURN_IF_ERROR(read_header(fields[0]));
+  BlockHead b;
+  WEFT_RETURN_IF_ERROR(read_block_head(block, b));
+  counter_start_ = b.counter_start;
+  counter_len_ = b.counter_len;
+  n_ = b.n;
+  t_.peers = std::move(b.peers);
+  lens_ = std::move(b.lens);
+  deps_ = std::move(b.deps);
+  lamports_ = std::move(b.lamports);
+  const std::string_view* fields = b.fields;
   WEFT_RETURN_IF_ERROR(read_meta(fields[1]));
   WEFT_RETURN_IF_ERROR(read_keys(fields[3]));
   WEFT_RETURN_IF_ERROR(read_cids(fields[2]));
@@ -874,23 +901,28 @@ std::string BlockEncoder::encode(PeerId peer, const std::vector<LChange>& change
 // larger blocks only save header bytes).
 constexpr size_t kBlockOps = 8192;
 
+// The change blocks of a FastUpdates or FastSnapshot (decompressed blocks
+// are kept in `storage`).
+Status body_blocks(std::string_view data, std::deque<std::string>& storage,
+                   std::vector<std::string_view>& blocks) {
+  std::string_view body;
+  WEFT_ASSIGN_OR_RETURN(uint16_t mode, loro::unwrap(data, &body));
+  if (mode == loro::kModeFastSnapshot) return loro::snapshot_blocks(body, storage, blocks);
+  Reader r(body);
+  while (!r.at_end()) {
+    std::string_view b = r.bytes();
+    if (!r.ok()) return r.status();
+    blocks.push_back(b);
+  }
+  return Status();
+}
+
 }  // namespace
 
 Result<std::vector<Change>> DocCore::decode_loro_binary(std::string_view data) {
-  std::string_view body;
-  WEFT_ASSIGN_OR_RETURN(uint16_t mode, loro::unwrap(data, &body));
   std::vector<std::string_view> blocks;
   std::deque<std::string> storage;
-  if (mode == loro::kModeFastSnapshot) {
-    WEFT_RETURN_IF_ERROR(loro::snapshot_blocks(body, storage, blocks));
-  } else {
-    Reader r(body);
-    while (!r.at_end()) {
-      std::string_view b = r.bytes();
-      if (!r.ok()) return r.status();
-      blocks.push_back(b);
-    }
-  }
+  WEFT_RETURN_IF_ERROR(body_blocks(data, storage, blocks));
   // Run-length columns may expand: all blocks together may hold at most this
   // many op rows.
   size_t budget = 256 * data.size() + 4096;
@@ -966,3 +998,66 @@ std::string DocCore::export_loro_binary(const VersionVector& from, bool snapshot
 }
 
 }  // namespace weft::crdt::detail
+
+namespace weft::crdt {
+
+Result<LoroUpdateInfo> inspect_loro_update(std::string_view data) {
+  std::vector<std::string_view> blocks;
+  std::deque<std::string> storage;
+  WEFT_RETURN_IF_ERROR(detail::body_blocks(data, storage, blocks));
+  std::vector<IdSpan> raw;
+  std::vector<ID> deps;
+  raw.reserve(blocks.size());
+  for (std::string_view block : blocks) {
+    detail::BlockHead b;
+    WEFT_RETURN_IF_ERROR(detail::read_block_head(block, b));
+    raw.push_back(IdSpan{b.peers[0], static_cast<Counter>(b.counter_start),
+                         static_cast<Counter>(b.counter_start + b.counter_len)});
+    for (const auto& d : b.deps) deps.insert(deps.end(), d.begin(), d.end());
+  }
+  std::sort(raw.begin(), raw.end(), [](const IdSpan& a, const IdSpan& b) {
+    return a.peer != b.peer ? a.peer < b.peer : a.start < b.start;
+  });
+  LoroUpdateInfo info;
+  // Per peer: the doc must reach the first span's start, and across a gap
+  // between spans the next one's start.
+  for (const IdSpan& sp : raw) {
+    if (!info.spans.empty() && info.spans.back().peer == sp.peer &&
+        sp.start <= info.spans.back().end) {
+      info.spans.back().end = std::max(info.spans.back().end, sp.end);
+      continue;
+    }
+    info.needs.extend(sp.peer, sp.start);
+    info.spans.push_back(sp);
+  }
+  for (const IdSpan& sp : info.spans) info.end.extend(sp.peer, sp.end);
+  // A dependency inside a span is the update's own; any other one is needed.
+  for (const ID& d : deps) {
+    auto it = std::upper_bound(info.spans.begin(), info.spans.end(), d,
+                               [](const ID& id, const IdSpan& sp) {
+                                 return id.peer != sp.peer ? id.peer < sp.peer
+                                                           : id.counter < sp.start;
+                               });
+    if (it != info.spans.begin()) {
+      const IdSpan& sp = *std::prev(it);
+      if (sp.peer == d.peer && d.counter < sp.end) continue;
+    }
+    if (d.counter >= INT32_MAX) return detail::loro::corrupt("dependency counter out of range");
+    info.needs.extend(d.peer, d.counter + 1);
+  }
+  return info;
+}
+
+Result<std::string> join_loro_updates(const std::vector<std::string_view>& updates) {
+  std::string body;
+  for (std::string_view u : updates) {
+    std::string_view b;
+    WEFT_ASSIGN_OR_RETURN(uint16_t mode, detail::loro::unwrap(u, &b));
+    if (mode != detail::loro::kModeFastUpdates)
+      return unimplemented("only Loro FastUpdates (mode 4) can be joined, not a FastSnapshot");
+    body.append(b);
+  }
+  return detail::loro::wrap(detail::loro::kModeFastUpdates, body);
+}
+
+}  // namespace weft::crdt

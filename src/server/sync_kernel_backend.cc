@@ -4,10 +4,13 @@
 
 #include "weft/crdt/doc.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <map>
+#include <iterator>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -15,19 +18,31 @@
 namespace weft::server {
 namespace {
 
-// Updates that wait for changes the block lacks (an editor's update that
-// depends on another editor's, still in flight on another connection): kept
-// per room, bounded, and retried after each update applied to the room.
-constexpr size_t kMaxParkedPerRoom = 256;
-constexpr size_t kMaxParkedBytesPerRoom = 4u << 20;
-constexpr size_t kMaxParkedBytesTotal = 16u << 20;
-constexpr std::chrono::seconds kParkedFor{10};
-
-struct Parked {
+// An update that waits for changes the block lacks (an editor's update that
+// depends on another editor's, still in flight on another connection), with
+// what it needs and carries (crdt::inspect_loro_update).
+struct Held {
   std::string update;
   std::string identity;
+  crdt::VersionVector needs;
+  crdt::VersionVector end;
+  // The block's version when it last failed to apply although `needs` were
+  // there (empty: never): it is tried again only past that version.
+  crdt::VersionVector tried;
   std::chrono::steady_clock::time_point since;
 };
+
+// A room's held updates, in arrival order, and the block's history version
+// as the last apply saw it.
+struct HeldRoom {
+  std::vector<Held> waiting;
+  size_t bytes = 0;
+  crdt::VersionVector version;
+};
+
+// How many links of a chain of held updates one retry takes out at most
+// (each link costs a pass over the room's held updates).
+constexpr int kDueRounds = 64;
 
 }  // namespace
 
@@ -46,8 +61,10 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
   // Rooms with an editor's update being applied: their publishing waits for
   // it (see apply), so that the update is not sent twice.
   std::map<std::string, int> applying;
-  std::map<std::string, std::vector<Parked>> parked;  // by block id
-  size_t parked_bytes = 0;                             // of all rooms
+  HeldUpdateLimits limits;
+  std::map<std::string, HeldRoom> held;  // by block id
+  size_t held_bytes = 0;                 // of all rooms
+  std::chrono::steady_clock::time_point next_sweep{};
   bool busy = false;            // the publisher is working on a batch
   bool stopping = false;
   std::thread publisher;
@@ -78,8 +95,15 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
   void run() {
     std::unique_lock lock(mu);
     for (;;) {
-      cv.wait(lock, [this] { return stopping || ready_locked(); });
+      // With updates held, it also wakes to drop the expired ones.
+      const auto ready = [this] { return stopping || ready_locked(); };
+      if (held.empty()) {
+        cv.wait(lock, [&] { return ready() || !held.empty(); });
+      } else {
+        cv.wait_until(lock, next_sweep, ready);
+      }
       if (stopping) return;
+      if (!held.empty() && std::chrono::steady_clock::now() >= next_sweep) sweep_locked();
       std::set<std::string> batch;
       for (auto it = dirty.begin(); it != dirty.end();) {
         if (applying.count(*it)) {
@@ -96,6 +120,224 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
       busy = false;
       cv.notify_all();
     }
+  }
+
+  // Drops every expired held update. Caller holds mu.
+  void sweep_locked() {
+    const auto now = std::chrono::steady_clock::now();
+    for (auto it = held.begin(); it != held.end();) {
+      expire_locked(it->second, now);
+      it = it->second.waiting.empty() ? held.erase(it) : std::next(it);
+    }
+    next_sweep = now + std::max<std::chrono::milliseconds>(limits.held_for / 4,
+                                                           std::chrono::milliseconds(1));
+  }
+
+  // Drops `room`'s held updates older than the limit (their editors resend
+  // them on rejoin). Caller holds mu.
+  void expire_locked(HeldRoom& room, std::chrono::steady_clock::time_point now) {
+    std::erase_if(room.waiting, [&](const Held& h) {
+      if (now - h.since < limits.held_for) return false;
+      drop_bytes_locked(room, h);
+      return true;
+    });
+  }
+
+  void drop_bytes_locked(HeldRoom& room, const Held& h) {
+    room.bytes -= h.update.size();
+    held_bytes -= h.update.size();
+  }
+
+  // Raises `block_id`'s known version to the Loro version `bytes` (the
+  // block's history only grows). Caller holds mu.
+  void saw_version_locked(const std::string& block_id, std::string_view bytes) {
+    if (bytes.empty()) return;
+    auto it = held.find(block_id);
+    if (it == held.end()) return;  // nothing waits: nothing to compare
+    auto vv = crdt::decode_loro_version_vector(bytes);
+    if (vv.ok()) it->second.version.merge(*vv);
+  }
+
+  // Holds `h` in `block_id`'s room with the block's version `seen` (at its
+  // failed import). False when a bound refuses it. Caller holds mu.
+  bool hold_locked(const std::string& block_id, Held h, std::string_view seen) {
+    HeldRoom& room = held[block_id];
+    if (auto vv = crdt::decode_loro_version_vector(seen); vv.ok()) room.version.merge(*vv);
+    const auto now = std::chrono::steady_clock::now();
+    expire_locked(room, now);
+    const size_t n = h.update.size();
+    if (room.waiting.size() >= limits.per_room || room.bytes + n > limits.bytes_per_room ||
+        held_bytes + n > limits.bytes_total) {
+      if (room.waiting.empty()) held.erase(block_id);
+      return false;
+    }
+    // Its needs already there (an estimate the import disagreed with): it is
+    // tried again once the version grows.
+    if (room.version.includes(h.needs)) h.tried = room.version;
+    if (h.since == std::chrono::steady_clock::time_point{}) h.since = now;
+    room.bytes += n;
+    held_bytes += n;
+    room.waiting.push_back(std::move(h));
+    if (held.size() == 1 && room.waiting.size() == 1) {
+      next_sweep = now + std::max<std::chrono::milliseconds>(limits.held_for / 4,
+                                                             std::chrono::milliseconds(1));
+      cv.notify_all();
+    }
+    return true;
+  }
+
+  // Takes out of `block_id`'s room the held updates that apply on its
+  // version, in an order they apply in: those its version covers, then those
+  // that these cover in turn (a chain of editors' updates comes out whole,
+  // up to kDueRounds links per call). Drops those it already contains or
+  // that expired. `extra`: the end of an update being applied with them.
+  // Caller holds mu.
+  std::vector<Held> take_due_locked(const std::string& block_id,
+                                    const crdt::VersionVector* extra = nullptr) {
+    std::vector<Held> due;
+    auto it = held.find(block_id);
+    if (it == held.end()) return due;
+    HeldRoom& room = it->second;
+    std::vector<Held>& waiting = room.waiting;
+    const auto now = std::chrono::steady_clock::now();
+    enum : uint8_t { kKeep, kDrop, kDue };
+    std::vector<uint8_t> state(waiting.size(), kKeep);
+    for (size_t i = 0; i < waiting.size(); ++i) {
+      const Held& h = waiting[i];
+      if (now - h.since >= limits.held_for || room.version.includes(h.end)) state[i] = kDrop;
+    }
+    std::vector<size_t> order;
+    crdt::VersionVector v = room.version;  // with the updates taken so far
+    if (extra) v.merge(*extra);
+    for (int round = 0; round < kDueRounds; ++round) {
+      const size_t before = order.size();
+      for (size_t i = 0; i < waiting.size(); ++i) {
+        const Held& h = waiting[i];
+        if (state[i] != kKeep || !v.includes(h.needs)) continue;
+        if (!h.tried.empty() && h.tried.includes(v)) continue;
+        state[i] = kDue;
+        order.push_back(i);
+        v.merge(h.end);
+      }
+      if (order.size() == before) break;
+    }
+    for (size_t i = 0; i < waiting.size(); ++i) {
+      if (state[i] != kKeep) drop_bytes_locked(room, waiting[i]);
+    }
+    due.reserve(order.size());
+    for (size_t i : order) due.push_back(std::move(waiting[i]));
+    size_t kept = 0;
+    for (size_t i = 0; i < waiting.size(); ++i) {
+      if (state[i] != kKeep) continue;
+      if (kept != i) waiting[kept] = std::move(waiting[i]);
+      ++kept;
+    }
+    waiting.resize(kept);
+    if (waiting.empty()) held.erase(it);
+    return due;
+  }
+
+  // Applies one held update; a refusal drops it (its editor is not told).
+  void apply_held(kernel::Kernel& k, const std::string& block_id, Held& h) {
+    source::Attribution who{origin_of(h.identity), "live sync", std::nullopt};
+    auto r = k.sync_apply_tracked(block_id, h.update, who);
+    std::lock_guard lock(mu);
+    if (!r.ok()) return;
+    if (r->changed) {
+      saw_version_locked(block_id, r->version_after);
+    } else if (r->waiting) {
+      // Its needs were there, yet it waits: held on, for a later version.
+      (void)hold_locked(block_id, std::move(h), r->version_before);
+    }
+  }
+
+  // Retries `block_id`'s held updates that apply now, until none is left
+  // (each one applied may let more apply).
+  void retry_held(kernel::Kernel& k, const std::string& block_id) {
+    for (;;) {
+      std::vector<Held> due;
+      {
+        std::lock_guard lock(mu);
+        due = take_due_locked(block_id);
+      }
+      if (due.empty()) return;
+      apply_due(k, block_id, due, 0);
+    }
+  }
+
+  // Applies due[from..]. Consecutive ones of one editor are imported as one
+  // update: one replay of the changes concurrent with them instead of one each.
+  void apply_due(kernel::Kernel& k, const std::string& block_id, std::vector<Held>& due,
+                 size_t from) {
+    for (size_t i = from; i < due.size();) {
+      size_t j = i + 1;
+      while (j < due.size() && due[j].identity == due[i].identity) ++j;
+      if (j - i > 1 && apply_joined(k, block_id, due, i, j)) {
+        i = j;
+        continue;
+      }
+      for (; i < j; ++i) apply_held(k, block_id, due[i]);
+    }
+  }
+
+  // An editor's update that lets held ones apply goes in with those of the
+  // same editor that follow it, as one import (nullopt: it has none, or the
+  // import failed and the held ones are back; apply it alone). The update is
+  // then not relayed by the caller: the publisher sends it with them.
+  std::optional<Result<bool>> apply_with_held(kernel::Kernel& k, const std::string& block_id,
+                                              std::string_view update,
+                                              std::string_view identity) {
+    std::vector<Held> due;
+    crdt::VersionVector version;
+    {
+      std::lock_guard lock(mu);
+      auto it = held.find(block_id);
+      if (it == held.end()) return std::nullopt;
+      auto info = crdt::inspect_loro_update(update);
+      if (!info.ok() || !it->second.version.includes(info->needs)) return std::nullopt;
+      version = it->second.version;
+      due = take_due_locked(block_id, &info->end);
+    }
+    size_t run = 0;
+    while (run < due.size() && due[run].identity == identity) ++run;
+    if (run > 0) {
+      std::vector<std::string_view> parts{update};
+      for (size_t i = 0; i < run; ++i) parts.push_back(due[i].update);
+      auto joined = crdt::join_loro_updates(parts);
+      source::Attribution who{origin_of(identity), "live sync", std::nullopt};
+      auto r = joined.ok() ? k.sync_apply_tracked(block_id, *joined, who)
+                           : Result<kernel::SyncApplied>(joined.status());
+      if (r.ok() && !r->waiting) {
+        {
+          std::lock_guard lock(mu);
+          if (r->changed) saw_version_locked(block_id, r->version_after);
+        }
+        apply_due(k, block_id, due, run);
+        retry_held(k, block_id);
+        return false;
+      }
+    }
+    // Back where they were; the caller applies the update alone.
+    std::lock_guard lock(mu);
+    if (!due.empty()) held[block_id].version.merge(version);
+    for (auto& h : due) (void)hold_locked(block_id, std::move(h), "");
+    return std::nullopt;
+  }
+
+  // due[from, to) (one editor's) as one import. False when that fails: the
+  // caller applies them one by one.
+  bool apply_joined(kernel::Kernel& k, const std::string& block_id, std::vector<Held>& due,
+                    size_t from, size_t to) {
+    std::vector<std::string_view> parts;
+    for (size_t i = from; i < to; ++i) parts.push_back(due[i].update);
+    auto joined = crdt::join_loro_updates(parts);
+    if (!joined.ok()) return false;
+    source::Attribution who{origin_of(due[from].identity), "live sync", std::nullopt};
+    auto r = k.sync_apply_tracked(block_id, *joined, who);
+    if (!r.ok() || r->waiting) return false;
+    std::lock_guard lock(mu);
+    if (r->changed) saw_version_locked(block_id, r->version_after);
+    return true;
   }
 
   // A dirty room whose publishing need not wait. Caller holds mu.
@@ -142,8 +384,13 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
 };
 
 KernelSyncBackend::KernelSyncBackend(std::function<kernel::Kernel*()> kernel)
+    : KernelSyncBackend(std::move(kernel), HeldUpdateLimits{}) {}
+
+KernelSyncBackend::KernelSyncBackend(std::function<kernel::Kernel*()> kernel,
+                                     HeldUpdateLimits limits)
     : impl_(std::make_shared<Impl>()) {
   impl_->kernel = std::move(kernel);
+  impl_->limits = limits;
   // The thread holds the state it runs on: see the destructor.
   impl_->publisher = std::thread([impl = impl_] { impl->run(); });
 }
@@ -202,6 +449,9 @@ Result<bool> KernelSyncBackend::apply(const sync::RoomKey& room, std::string_vie
                                       std::string_view identity) {
   kernel::Kernel* k = impl_->current();
   if (!k) return unavailable("the workspace kernel runs in another weft process");
+  if (auto with_held = impl_->apply_with_held(*k, room.room_id, update, identity)) {
+    return *std::move(with_held);
+  }
   source::Attribution who{origin_of(identity), "live sync", std::nullopt};
   {
     std::lock_guard lock(impl_->mu);
@@ -213,77 +463,38 @@ Result<bool> KernelSyncBackend::apply(const sync::RoomKey& room, std::string_vie
     if (--impl_->applying[room.room_id] == 0) impl_->applying.erase(room.room_id);
     if (applied.ok() && applied->changed) {
       impl_->relayed(room.room_id, applied->version_before, applied->version_after);
+      impl_->saw_version_locked(room.room_id, applied->version_after);
     }
     impl_->cv.notify_all();
   }
   if (!applied.ok()) return applied.status();
   if (applied->waiting) {
     // Not relayed now: the publisher sends it once it applies.
-    if (!park(room.room_id, update, identity)) {
+    auto info = crdt::inspect_loro_update(update);
+    if (!info.ok()) {
+      return invalid_argument("not a Loro update of this block: " +
+                              std::string(info.status().message()));
+    }
+    Held h{std::string(update), std::string(identity), std::move(info->needs),
+           std::move(info->end), {}, {}};
+    std::lock_guard lock(impl_->mu);
+    if (!impl_->hold_locked(room.room_id, std::move(h), applied->version_before)) {
       return invalid_argument(
           "the update depends on changes this block does not have, and too many updates "
           "already wait for theirs; rejoin to catch up");
     }
     return false;
   }
-  if (applied->changed) retry_parked(*k, room.room_id);
+  if (applied->changed) impl_->retry_held(*k, room.room_id);
   return applied->changed;
 }
 
-bool KernelSyncBackend::park(const std::string& block_id, std::string_view update,
-                             std::string_view identity) {
+HeldUpdates KernelSyncBackend::held() {
   std::lock_guard lock(impl_->mu);
-  auto& list = impl_->parked[block_id];
-  const auto now = std::chrono::steady_clock::now();
-  std::erase_if(list, [&](const Parked& p) {
-    if (now - p.since < kParkedFor) return false;
-    impl_->parked_bytes -= p.update.size();
-    return true;
-  });
-  size_t room_bytes = 0;
-  for (const auto& p : list) room_bytes += p.update.size();
-  if (list.size() >= kMaxParkedPerRoom || room_bytes + update.size() > kMaxParkedBytesPerRoom ||
-      impl_->parked_bytes + update.size() > kMaxParkedBytesTotal) {
-    if (list.empty()) impl_->parked.erase(block_id);
-    return false;
-  }
-  list.push_back(Parked{std::string(update), std::string(identity), now});
-  impl_->parked_bytes += update.size();
-  return true;
-}
-
-void KernelSyncBackend::retry_parked(kernel::Kernel& k, const std::string& block_id) {
-  for (bool progress = true; progress;) {
-    progress = false;
-    std::vector<Parked> list;
-    {
-      std::lock_guard lock(impl_->mu);
-      auto it = impl_->parked.find(block_id);
-      if (it == impl_->parked.end()) return;
-      list = std::move(it->second);
-      impl_->parked.erase(it);
-      for (const auto& p : list) impl_->parked_bytes -= p.update.size();
-    }
-    std::vector<Parked> still;
-    const auto now = std::chrono::steady_clock::now();
-    for (auto& p : list) {
-      if (now - p.since >= kParkedFor) continue;  // its editor resends it on rejoin
-      source::Attribution who{origin_of(p.identity), "live sync", std::nullopt};
-      auto r = k.sync_apply_tracked(block_id, p.update, who);
-      if (r.ok() && r->waiting) {
-        still.push_back(std::move(p));
-      } else if (r.ok() && r->changed) {
-        progress = true;
-      }
-    }
-    if (still.empty()) continue;
-    std::lock_guard lock(impl_->mu);
-    auto& list_now = impl_->parked[block_id];
-    for (auto& p : still) {
-      impl_->parked_bytes += p.update.size();
-      list_now.push_back(std::move(p));
-    }
-  }
+  HeldUpdates out;
+  for (const auto& [id, room] : impl_->held) out.updates += room.waiting.size();
+  out.bytes = impl_->held_bytes;
+  return out;
 }
 
 void KernelSyncBackend::drain() {

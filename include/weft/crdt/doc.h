@@ -78,6 +78,36 @@ Result<VersionVector> decode_loro_version_vector(std::string_view bytes);
 std::string encode_loro_frontiers(const Frontiers& frontiers);
 Result<Frontiers> decode_loro_frontiers(std::string_view bytes);
 
+// What a Loro binary update needs and carries, read without importing it
+// (inspect_loro_update).
+struct LoroUpdateInfo {
+  // The version a doc must hold for every change of the update to apply in
+  // one import (none would wait): per peer, the start of what the update
+  // carries of it (across a gap between its ranges, the later start), and
+  // the end of each dependency the update does not carry itself.
+  VersionVector needs;
+  // The counter ranges the update carries, per peer: sorted by peer then
+  // start, overlapping and adjacent ranges joined.
+  std::vector<IdSpan> spans;
+  // Each peer's end of `spans`: a doc whose version includes it already has
+  // every change of the update.
+  VersionVector end;
+};
+// Reads what a Loro binary update (FastUpdates; a FastSnapshot's change
+// blocks too) needs and carries from its change blocks' headers: the
+// envelope checksum, each block's span and its changes' dependencies; ops,
+// values and commit messages are not decoded, and no doc is touched.
+// Errors: kDataLoss "corrupt Loro binary data: ..." for malformed bytes
+// (including data without the "loro" magic), kUnimplemented for an encode
+// mode other than 3 and 4 or a shallow snapshot.
+Result<LoroUpdateInfo> inspect_loro_update(std::string_view data);
+// One Loro FastUpdates holding the change blocks of every one of `updates`
+// (each a FastUpdates: magic, checksum and mode checked), in order: importing
+// it imports them all at once (one causal ordering, one replay of concurrent
+// changes). Errors: kDataLoss for a corrupt envelope, kUnimplemented for a
+// FastSnapshot or another mode.
+Result<std::string> join_loro_updates(const std::vector<std::string_view>& updates);
+
 class Doc {
  public:
   // A doc with a random peer id.

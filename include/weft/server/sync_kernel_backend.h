@@ -9,9 +9,12 @@
 //             the room's publishing waits for the apply and then skips what
 //             the update covered, so that nobody gets it twice. An update
 //             that depends on changes the block lacks (another editor's,
-//             still in flight on another connection) waits in the room,
-//             bounded in count, bytes and time, is retried after each update
-//             applied there, and is published once it applies.
+//             still in flight on another connection) is held in the room with
+//             what it needs (crdt::inspect_loro_update), bounded in count,
+//             bytes and time (HeldUpdateLimits); once an apply brings the
+//             block's version to its needs it is retried, and published if it
+//             applies. Held updates the block's version does not cover are
+//             not tried; one whose changes the block already has is dropped.
 //   every change from any source (agents, the disk, rollbacks, approvals,
 //   other editors) fires the kernel's change listener, which marks the room;
 //   a publisher thread then exports what the room's members lack since the
@@ -26,6 +29,8 @@
 #ifndef WEFT_SERVER_SYNC_KERNEL_BACKEND_H_
 #define WEFT_SERVER_SYNC_KERNEL_BACKEND_H_
 
+#include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -36,10 +41,27 @@
 
 namespace weft::server {
 
+// Bounds on the updates held for their dependencies. Past a bound the update
+// is refused (kInvalidArgument: the client gets UpdateError invalid_update and
+// should rejoin); a held update older than `held_for` is dropped.
+struct HeldUpdateLimits {
+  size_t per_room = 4096;              // updates
+  size_t bytes_per_room = 16u << 20;   // their bytes
+  size_t bytes_total = 64u << 20;      // of every room
+  std::chrono::milliseconds held_for{10'000};
+};
+
+// What is held now (KernelSyncBackend::held).
+struct HeldUpdates {
+  size_t updates = 0;
+  size_t bytes = 0;
+};
+
 class KernelSyncBackend : public sync::SyncBackend {
  public:
   // `kernel` returns this process's kernel, or null when another process runs it.
   explicit KernelSyncBackend(std::function<kernel::Kernel*()> kernel);
+  KernelSyncBackend(std::function<kernel::Kernel*()> kernel, HeldUpdateLimits limits);
   ~KernelSyncBackend() override;  // stops the publisher
   KernelSyncBackend(const KernelSyncBackend&) = delete;
   KernelSyncBackend& operator=(const KernelSyncBackend&) = delete;
@@ -55,15 +77,14 @@ class KernelSyncBackend : public sync::SyncBackend {
   // Blocks until every change marked so far is published (tests).
   void drain();
 
+  // The updates held for their dependencies, over every room (the publisher
+  // drops expired ones within a quarter of HeldUpdateLimits::held_for).
+  HeldUpdates held();
+
   // The history origin of a sync identity: "human:<identity>".
   static std::string origin_of(std::string_view identity);
 
  private:
-  // An update that depends on changes the block lacks waits in its room
-  // (bounded; false when full) and is retried after each update applied there.
-  bool park(const std::string& block_id, std::string_view update, std::string_view identity);
-  void retry_parked(kernel::Kernel& k, const std::string& block_id);
-
   struct Impl;
   std::shared_ptr<Impl> impl_;
 };
