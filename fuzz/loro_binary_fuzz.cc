@@ -4,7 +4,9 @@
 // accepted one must re-export as Loro binary and load again into the same
 // value. The input is tried as a whole file and, behind an envelope with a
 // correct checksum, as an updates body and a snapshot body (so the decoders
-// proper are reached rather than stopping at the checksum).
+// proper are reached rather than stopping at the checksum). The same bytes go
+// through inspect_loro_update (what an update needs and carries, read from its
+// headers alone) and join_loro_updates, which must not crash either.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -14,7 +16,24 @@
 
 namespace {
 
+// inspect_loro_update answers a Status or a consistent summary: every span
+// it reports is non-empty and within the update's end.
+void try_inspect(const std::string& base, const std::string& input) {
+  auto info = weft::crdt::inspect_loro_update(input);
+  if (info.ok()) {
+    for (const auto& span : info->spans) {
+      if (span.start >= span.end || info->end.get(span.peer) < span.end) __builtin_trap();
+    }
+  }
+  auto joined = weft::crdt::join_loro_updates({base, input});
+  if (joined.ok()) {
+    weft::crdt::Doc doc(9);
+    (void)doc.import(*joined);
+  }
+}
+
 void try_import(const std::string& base, const std::string& input) {
+  try_inspect(base, input);
   weft::crdt::Doc doc(1);
   (void)doc.import(base);
   const std::string before = doc.to_json_string();
