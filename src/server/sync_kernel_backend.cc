@@ -284,19 +284,26 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
   // same editor that follow it, as one import (nullopt: it has none, or the
   // import failed and the held ones are back; apply it alone). The update is
   // then not relayed by the caller: the publisher sends it with them.
+  // `info`: the update's needs, read here (outside the lock) when the room
+  // holds updates, and kept for the caller.
   std::optional<Result<bool>> apply_with_held(kernel::Kernel& k, const std::string& block_id,
                                               std::string_view update,
-                                              std::string_view identity) {
+                                              std::string_view identity,
+                                              std::optional<Result<crdt::LoroUpdateInfo>>& info) {
+    {
+      std::lock_guard lock(mu);
+      if (!held.count(block_id)) return std::nullopt;
+    }
+    info = crdt::inspect_loro_update(update);
+    if (!info->ok()) return std::nullopt;
     std::vector<Held> due;
     crdt::VersionVector version;
     {
       std::lock_guard lock(mu);
       auto it = held.find(block_id);
-      if (it == held.end()) return std::nullopt;
-      auto info = crdt::inspect_loro_update(update);
-      if (!info.ok() || !it->second.version.includes(info->needs)) return std::nullopt;
+      if (it == held.end() || !it->second.version.includes((*info)->needs)) return std::nullopt;
       version = it->second.version;
-      due = take_due_locked(block_id, &info->end);
+      due = take_due_locked(block_id, &(*info)->end);
     }
     size_t run = 0;
     while (run < due.size() && due[run].identity == identity) ++run;
@@ -449,7 +456,8 @@ Result<bool> KernelSyncBackend::apply(const sync::RoomKey& room, std::string_vie
                                       std::string_view identity) {
   kernel::Kernel* k = impl_->current();
   if (!k) return unavailable("the workspace kernel runs in another weft process");
-  if (auto with_held = impl_->apply_with_held(*k, room.room_id, update, identity)) {
+  std::optional<Result<crdt::LoroUpdateInfo>> info;  // read once, when needed
+  if (auto with_held = impl_->apply_with_held(*k, room.room_id, update, identity, info)) {
     return *std::move(with_held);
   }
   source::Attribution who{origin_of(identity), "live sync", std::nullopt};
@@ -470,13 +478,13 @@ Result<bool> KernelSyncBackend::apply(const sync::RoomKey& room, std::string_vie
   if (!applied.ok()) return applied.status();
   if (applied->waiting) {
     // Not relayed now: the publisher sends it once it applies.
-    auto info = crdt::inspect_loro_update(update);
-    if (!info.ok()) {
+    if (!info) info = crdt::inspect_loro_update(update);
+    if (!info->ok()) {
       return invalid_argument("not a Loro update of this block: " +
-                              std::string(info.status().message()));
+                              std::string(info->status().message()));
     }
-    Held h{std::string(update), std::string(identity), std::move(info->needs),
-           std::move(info->end), {}, {}};
+    Held h{std::string(update), std::string(identity), std::move((*info)->needs),
+           std::move((*info)->end), {}, {}};
     std::lock_guard lock(impl_->mu);
     if (!impl_->hold_locked(room.room_id, std::move(h), applied->version_before)) {
       return invalid_argument(
