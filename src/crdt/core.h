@@ -353,9 +353,9 @@ class DocCore {
                          int64_t time, const std::optional<std::string>& msg) const {
     return std::max(time, last_time) - last_time <= merge_interval && last_msg == msg;
   }
-  // A local commit merges into this peer's last change only while the change
-  // holds fewer ops than this (imports join regardless). Past it the change's
-  // op array would grow by copying it whole, doubling (a typing session's
+  // A local commit, or an imported change that continues the log's last
+  // change, merges into it only while it holds fewer ops than this. Past it
+  // the change's op array would grow by copying it whole, doubling (a typing session's
   // change: ~8,000 ops, 450 KB, copied over again to get there); instead the
   // next commit opens a change that reserves this many ops at once, so a long
   // session's ops are never copied. Change boundaries carry no meaning: the

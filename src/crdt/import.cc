@@ -165,7 +165,7 @@ Result<ImportStatus> DocCore::import_changes(std::vector<Change> incoming,
       progress = true;
       PeerId p = peer_ids[ch.peer];
       Counter start = ch.counter, end = ch.end();
-      if (joins_last(ch)) {
+      if (joins_last(ch) && has_room(changes.back())) {
         // Continuing the log's last change (a keystroke per update, as live
         // sync sends them): stored as part of it, so the log holds typing
         // runs, not a change per keystroke. Its ops go into the log first

@@ -483,10 +483,15 @@ Status BlockDecoder::read_op(Reader& vals, size_t row, Op& op,
         if (!vals.ok()) return vals.status();
         if (prop < 0) return loro::corrupt("negative text position");
         if (s.empty()) return loro::corrupt("empty text insert");
-        if (!is_valid_utf8(s)) return loro::corrupt("inserted text is not valid UTF-8");
+        // ASCII (most typing) is valid and counts a character per byte.
+        size_t ascii = 0;
+        while (ascii < s.size() && static_cast<uint8_t>(s[ascii]) < 0x80) ++ascii;
+        if (ascii < s.size() && !is_valid_utf8(s.substr(ascii)))
+          return loro::corrupt("inserted text is not valid UTF-8");
         op.kind = OpKind::kTextInsert;
         op.pos = static_cast<int32_t>(prop);
-        op.text.init_utf8(s, count_unicode_unchecked(s), core_.op_text_pool());
+        op.text.init_utf8(s, ascii + count_unicode_unchecked(s.substr(ascii)),
+                          core_.op_text_pool());
       } else if (kind == kVDeleteSeq) {
         WEFT_RETURN_IF_ERROR(read_delete());
       } else if (kind == kVMarkStart) {
@@ -603,9 +608,24 @@ Status BlockDecoder::decode(std::string_view block, std::vector<Change>& out) {
 
   const uint32_t peer = core_.intern_peer(t_.peers[0]);
   const size_t first = out.size();
+  // Each change's op count, so that its op array is allocated once (a
+  // malformed block's counts are only a hint: the loop below checks it).
+  std::vector<uint32_t> ops_in(n_, 0);
+  {
+    uint32_t k = 0;
+    uint64_t end = lens_.empty() ? 0 : static_cast<uint64_t>(lens_[0]), at = 0;
+    for (size_t row = 0; row < col_len_.size() && k < n_; ++row) {
+      ++ops_in[k];
+      at += col_len_[row];
+      while (k < n_ && at >= end) {
+        if (++k < n_) end += static_cast<uint64_t>(lens_[k]);
+      }
+    }
+  }
   Counter at = static_cast<Counter>(counter_start_);
   for (uint32_t k = 0; k < n_; ++k) {
     Change& ch = out.emplace_back();
+    ch.ops.reserve(ops_in[k]);
     ch.peer = peer;
     ch.counter = at;
     ch.len = lens_[k];

@@ -78,7 +78,13 @@ class Reader {
     return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
   }
   // Postcard i128 (zig-zag LEB128 of up to 19 bytes); fails outside i64.
-  int64_t zigzag128();
+  int64_t zigzag128() {
+    if (pos_ < data_.size() && static_cast<uint8_t>(data_[pos_]) < 0x80) {  // most deltas
+      const uint64_t u = static_cast<uint8_t>(data_[pos_++]);
+      return static_cast<int64_t>(u >> 1) ^ -static_cast<int64_t>(u & 1);
+    }
+    return zigzag128_slow();
+  }
   uint16_t u16le();
   uint16_t u16be();
   uint32_t u32le();
@@ -94,6 +100,7 @@ class Reader {
 
  private:
   uint64_t uleb_slow();
+  int64_t zigzag128_slow();
   uint8_t truncated() {
     fail("unexpected end of data");
     return 0;

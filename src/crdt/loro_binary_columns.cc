@@ -123,7 +123,7 @@ int64_t Reader::sleb() {
   }
 }
 
-int64_t Reader::zigzag128() {
+int64_t Reader::zigzag128_slow() {
   unsigned __int128 v = 0;
   for (int k = 0; k < 19; ++k) {
     if (pos_ >= data_.size()) return truncated();
@@ -248,17 +248,31 @@ void read_any_rle_u8_all(Reader& r, size_t max, std::vector<uint8_t>& out) {
 }
 
 void read_delta_rle_all(Reader& r, size_t max, int64_t lo, int64_t hi, std::vector<int64_t>& out) {
-  std::vector<int64_t> deltas;
-  read_rle(r, max, true, deltas, [&] { return r.zigzag128(); });
+  // The deltas' AnyRle runs summed as they are read (no column of deltas).
   out.clear();
-  out.reserve(deltas.size());
   int64_t v = 0;
-  for (int64_t d : deltas) {
+  auto add = [&](int64_t d) {
     if (__builtin_add_overflow(v, d, &v) || v < lo || v > hi) {
       r.fail("delta-encoded value out of range");
-      return;
+      return false;
     }
     out.push_back(v);
+    return true;
+  };
+  while (r.ok() && !r.at_end()) {
+    const int64_t len = segment(r, max - out.size());
+    if (len > 0) {
+      const int64_t d = r.zigzag128();
+      if (!r.ok()) return;
+      out.reserve(out.size() + static_cast<size_t>(len));
+      for (int64_t k = 0; k < len; ++k)
+        if (!add(d)) return;
+    } else {
+      for (int64_t k = 0; k < -len && r.ok(); ++k) {
+        const int64_t d = r.zigzag128();
+        if (!r.ok() || !add(d)) return;
+      }
+    }
   }
 }
 

@@ -348,7 +348,7 @@ TEST_F(ShellExecTest, ProtectedFilesResistEveryRouteUnderStrict) {
   for (bool predicted : {false, true}) {
     SCOPED_TRACE(predicted ? "with the predictor" : "sandbox alone");
     build(Enforcement::kStrict, predicted ? source::ShellPredictor() : nothing_predicted);
-    for (const std::string& target : {"vendor/lib.c", "app/Cargo.lock", "weft.toml"}) {
+    for (const char* target : {"vendor/lib.c", "app/Cargo.lock", "weft.toml"}) {
       std::string before = read(target);
       for (const auto& [name, route] : attack_routes()) {
         Json r = attack(route, target);
