@@ -246,20 +246,26 @@ async function fanoutWorker(data) {
     setCtx(ctx) { this.ctx = ctx; }
     async handleJoinOk() {}
     async waitForReachingServerVersion() {}
+    // As loro-adaptors' LoroAdaptor does, a message's updates go into the
+    // doc in one importBatch (here only those the view lacks).
     applyUpdate(updates) {
       const now = nowMs();
       let received = 0;
+      const fresh = [];
       for (const u of updates) {
         const bytes = Buffer.from(u.buffer, u.byteOffset, u.byteLength).toString('latin1');
-        let fresh = false;
+        let isFresh = false;
         for (const m of bytes.matchAll(kMarker)) {
           const n = Number(m[1]);
           recvKeys.push(n * 128 + this.index);
           recvTimes.push(now);
           ++received;
-          if (!merged.has(n)) { merged.add(n); fresh = true; }
+          if (!merged.has(n)) { merged.add(n); isFresh = true; }
         }
-        if (fresh && mode !== 'concurrent') view.import(u);
+        if (isFresh) fresh.push(u);
+      }
+      if (fresh.length > 0 && mode !== 'concurrent') {
+        if (fresh.length === 1) view.import(fresh[0]); else view.importBatch(fresh);
       }
       Atomics.add(counter, 0, received);
     }

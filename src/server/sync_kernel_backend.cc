@@ -63,6 +63,9 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
   std::map<std::string, int> applying;
   HeldUpdateLimits limits;
   std::map<std::string, HeldRoom> held;  // by block id
+  // Each synced block's version as the applies saw it (changes from other
+  // sources may have raised it since): what apply_batch checks needs on.
+  std::map<std::string, crdt::VersionVector> versions;
   size_t held_bytes = 0;                 // of all rooms
   std::chrono::steady_clock::time_point next_sweep{};
   bool busy = false;            // the publisher is working on a batch
@@ -152,10 +155,11 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
   // block's history only grows). Caller holds mu.
   void saw_version_locked(const std::string& block_id, std::string_view bytes) {
     if (bytes.empty()) return;
-    auto it = held.find(block_id);
-    if (it == held.end()) return;  // nothing waits: nothing to compare
     auto vv = crdt::decode_loro_version_vector(bytes);
-    if (vv.ok()) it->second.version.merge(*vv);
+    if (!vv.ok()) return;
+    versions[block_id].merge(*vv);
+    auto it = held.find(block_id);
+    if (it != held.end()) it->second.version.merge(*vv);
   }
 
   // Holds `h` in `block_id`'s room with the block's version `seen` (at its
@@ -347,6 +351,50 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
     return true;
   }
 
+  // updates[at[0]], updates[at[1]], ... (one person's, each with its end in
+  // `ends`) as one import: a result per update, or nullopt when the import
+  // did not take them all (nothing changed then).
+  std::optional<std::vector<Result<bool>>> apply_run(
+      kernel::Kernel& k, const std::string& block_id,
+      const std::vector<sync::SyncBackend::Incoming>& updates, const std::vector<size_t>& at,
+      const std::vector<const crdt::VersionVector*>& ends) {
+    std::vector<std::string_view> parts;
+    for (size_t i : at) parts.push_back(updates[i].update);
+    auto joined = crdt::join_loro_updates(parts);
+    if (!joined.ok()) return std::nullopt;
+    source::Attribution who{origin_of(updates[at.front()].identity), "live sync", std::nullopt};
+    {
+      std::lock_guard lock(mu);
+      ++applying[block_id];
+    }
+    auto r = k.sync_apply_tracked(block_id, *joined, who);
+    {
+      std::lock_guard lock(mu);
+      if (--applying[block_id] == 0) applying.erase(block_id);
+      if (r.ok() && r->changed) {
+        relayed(block_id, r->version_before, r->version_after);
+        saw_version_locked(block_id, r->version_after);
+      }
+      cv.notify_all();
+    }
+    if (!r.ok() || r->waiting) return std::nullopt;
+    // An update changed the block unless the block, or one before it in the
+    // run, already had all of it.
+    auto seen = crdt::decode_loro_version_vector(r->version_before);
+    std::vector<Result<bool>> out;
+    out.reserve(ends.size());
+    for (const crdt::VersionVector* end : ends) {
+      if (!seen.ok()) {
+        out.push_back(true);
+        continue;
+      }
+      out.push_back(!seen->includes(*end));
+      seen->merge(*end);
+    }
+    if (r->changed) retry_held(k, block_id);
+    return out;
+  }
+
   // A dirty room whose publishing need not wait. Caller holds mu.
   bool ready_locked() const {
     for (const auto& id : dirty) {
@@ -495,6 +543,62 @@ Result<bool> KernelSyncBackend::apply(const sync::RoomKey& room, std::string_vie
   }
   if (applied->changed) impl_->retry_held(*k, room.room_id);
   return applied->changed;
+}
+
+std::vector<Result<bool>> KernelSyncBackend::apply_batch(const sync::RoomKey& room,
+                                                         const std::vector<Incoming>& updates) {
+  std::vector<std::optional<Result<bool>>> results(updates.size());
+  kernel::Kernel* k = impl_->current();
+  if (k && updates.size() > 1) {
+    // The updates that the block's version (as the last apply saw it) and
+    // the batch's other such updates cover go in together, one import per
+    // person; the others (their dependencies are not here yet) one by one,
+    // as apply takes them.
+    std::vector<std::optional<crdt::LoroUpdateInfo>> infos(updates.size());
+    for (size_t i = 0; i < updates.size(); ++i) {
+      auto info = crdt::inspect_loro_update(updates[i].update);
+      if (info.ok()) infos[i] = std::move(info).value();
+    }
+    crdt::VersionVector v;
+    {
+      std::lock_guard lock(impl_->mu);
+      if (auto it = impl_->versions.find(room.room_id); it != impl_->versions.end()) v = it->second;
+    }
+    std::vector<uint8_t> ready(updates.size(), 0);
+    for (int round = 0; round < kDueRounds; ++round) {
+      bool progress = false;
+      for (size_t i = 0; i < updates.size(); ++i) {
+        if (ready[i] || !infos[i] || !v.includes(infos[i]->needs)) continue;
+        ready[i] = 1;
+        v.merge(infos[i]->end);
+        progress = true;
+      }
+      if (!progress) break;
+    }
+    std::vector<bool> grouped(updates.size(), false);
+    for (size_t i = 0; i < updates.size(); ++i) {
+      if (!ready[i] || grouped[i]) continue;
+      std::vector<size_t> at;
+      std::vector<const crdt::VersionVector*> ends;
+      for (size_t j = i; j < updates.size(); ++j) {
+        if (!ready[j] || grouped[j] || updates[j].identity != updates[i].identity) continue;
+        grouped[j] = true;
+        at.push_back(j);
+        ends.push_back(&infos[j]->end);
+      }
+      if (at.size() < 2) continue;
+      if (auto run = impl_->apply_run(*k, room.room_id, updates, at, ends)) {
+        for (size_t n = 0; n < at.size(); ++n) results[at[n]] = std::move((*run)[n]);
+      }
+    }
+  }
+  std::vector<Result<bool>> out;
+  out.reserve(updates.size());
+  for (size_t i = 0; i < updates.size(); ++i) {
+    if (!results[i]) results[i] = apply(room, updates[i].update, updates[i].identity);
+    out.push_back(std::move(*results[i]));
+  }
+  return out;
 }
 
 HeldUpdates KernelSyncBackend::held() {

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <random>
 #include <set>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -19,6 +21,8 @@ using Clock = std::chrono::steady_clock;
 
 // Room for the envelope when packing several updates into one DocUpdate frame.
 constexpr size_t kEnvelopeSlack = 4 + 2 + kMaxRoomIdBytes + 1 + 5 + 8;
+// A room's waiting relays go out before the window ends once they reach this.
+constexpr size_t kMaxOutboxBytes = 1u << 20;
 // Refused fragment batches remembered per connection, so their remaining
 // fragments are dropped quietly instead of each drawing an Ack.
 constexpr size_t kRefusedBatchMemory = 16;
@@ -146,21 +150,73 @@ struct Member {
   Permission permission = Permission::kRead;
 };
 
+// An update waiting in a room's outbox, with the connection it came from
+// (0: another source) and the batch id it came with.
+struct Outgoing {
+  ConnectionId from = 0;
+  std::string update;
+  BatchId batch_id{};
+};
+
+// A DocUpdate (or a reassembled fragmented one) waiting for its room.
+struct Intake {
+  std::shared_ptr<Conn> conn;
+  std::vector<std::string> updates;
+  BatchId batch_id{};
+  bool fragmented = false;  // one update, fanned out in fragments again
+};
+
+// The updates a room's intake holds at most before senders wait: what
+// arrives while the room applies is applied next, as one batch.
+constexpr size_t kMaxIntakeBytes = 64u << 20;
+
 struct Room {
   explicit Room(RoomKey k) : key(std::move(k)) {}
   const RoomKey key;
+
+  // Updates that arrived while a thread (the drainer) applies the room's:
+  // it takes them all at once after its batch. Never locked inside `mu`.
+  std::mutex intake_mu;  // guards the four below
+  std::condition_variable intake_room;  // intake_bytes went down
+  std::vector<Intake> intake;
+  size_t intake_bytes = 0;
+  bool draining = false;
+
   std::mutex mu;  // guards everything below; held across backend calls and fan-out
   bool dead = false;  // removed from the registry; a joiner retries
   std::map<ConnectionId, Member> members;
   std::deque<std::string> eps_log;  // %EPS: recent updates, oldest first
   size_t eps_bytes = 0;
+  // Relays waiting for the relay window to end, oldest first; see
+  // Impl::relay_updates.
+  std::vector<Outgoing> outbox;
+  size_t outbox_bytes = 0;
+  Clock::time_point last_relay{};
+  bool flush_scheduled = false;
 };
 
 }  // namespace
 
 struct SyncRooms::Impl {
+  ~Impl() {
+    {
+      std::lock_guard lk(flush_mu);
+      flush_stop = true;
+    }
+    flush_cv.notify_all();
+    if (flusher.joinable()) flusher.join();
+  }
+
   SyncOptions opt;
   std::shared_ptr<SyncBackend> backend;
+
+  // The rooms whose relay windows end, by when (steady clock), and the
+  // thread that sends their outboxes then.
+  std::mutex flush_mu;
+  std::condition_variable flush_cv;
+  std::multimap<Clock::time_point, std::weak_ptr<Room>> flush_due;
+  bool flush_stop = false;
+  std::thread flusher;
 
   mutable std::mutex mu;  // guards conns, rooms, idle_eps, next_id
   std::unordered_map<ConnectionId, std::shared_ptr<Conn>> conns;
@@ -205,13 +261,20 @@ struct SyncRooms::Impl {
     if (c.closed) return false;
     if (join_reply) {
       c.exempt += bytes;
-    } else if (c.outbound + bytes > opt.max_outbound_bytes + c.exempt) {
-      slow_closes.fetch_add(1, std::memory_order_relaxed);
-      close_conn_locked(c, kCloseSlowConsumer, "slow consumer: too many unsent bytes");
+    } else if (!fits_locked(c, bytes)) {
       return false;
     }
     c.outbound += bytes;
     return true;
+  }
+
+  // Whether `bytes` more fit under c's outbound cap; closes the connection
+  // when not.
+  bool fits_locked(Conn& c, size_t bytes) {
+    if (c.outbound + bytes <= opt.max_outbound_bytes + c.exempt) return true;
+    slow_closes.fetch_add(1, std::memory_order_relaxed);
+    close_conn_locked(c, kCloseSlowConsumer, "slow consumer: too many unsent bytes");
+    return false;
   }
 
   // Sends frames in order; false when the connection is (now) closed.
@@ -255,6 +318,123 @@ struct SyncRooms::Impl {
       }
     }
     return reached;
+  }
+
+  // Whether the room relays at once: it relayed nothing within the window.
+  bool relays_now_locked(const Room& room, Clock::time_point t) const {
+    return opt.relay_window.count() <= 0 ||
+           (room.outbox.empty() && t - room.last_relay >= opt.relay_window);
+  }
+
+  // Relays `updates` of `room` from connection `from` (0: another source) to
+  // the other members: at once when the room relayed nothing within the
+  // relay window, else at the window's end with the room's other waiting
+  // updates. Returns how many members they go to. Caller holds room->mu.
+  size_t relay_updates(const std::shared_ptr<Room>& room, ConnectionId from,
+                       const std::vector<std::string>& updates, const BatchId& batch_id) {
+    const Clock::time_point t = now();
+    if (relays_now_locked(*room, t)) {
+      room->last_relay = t;
+      std::vector<std::string> frames{
+          must_encode(Message{room->key.crdt, room->key.room_id, DocUpdate{updates, batch_id}})};
+      return fan_out(*room, frames, from);
+    }
+    for (const auto& u : updates) add_to_outbox_locked(*room, from, u, batch_id);
+    schedule_outbox_locked(room, t);
+    return room->members.size() - room->members.count(from);
+  }
+
+  void add_to_outbox_locked(Room& room, ConnectionId from, std::string update, const BatchId& id) {
+    room.outbox_bytes += update.size();
+    room.outbox.push_back(Outgoing{from, std::move(update), id});
+  }
+
+  // The outbox goes out at the end of the window that began at the room's
+  // last relay (`t`: now), or at once once it holds kMaxOutboxBytes.
+  void schedule_outbox_locked(const std::shared_ptr<Room>& room, Clock::time_point t) {
+    if (room->outbox_bytes >= kMaxOutboxBytes) return flush_outbox_locked(*room);
+    if (room->flush_scheduled || room->outbox.empty()) return;
+    room->flush_scheduled = true;
+    const auto window = std::chrono::duration_cast<Clock::duration>(opt.relay_window);
+    const auto left = std::clamp<Clock::duration>(window - (t - room->last_relay),
+                                                  Clock::duration::zero(), window);
+    {
+      std::lock_guard lk(flush_mu);
+      if (!flusher.joinable()) flusher = std::thread([this] { run_flusher(); });
+      flush_due.emplace(Clock::now() + left, room);
+    }
+    flush_cv.notify_all();
+  }
+
+  // DocUpdate frames for the outbox's updates but those from `skip`, in
+  // order, each under the frame limit and with the batch id of its first.
+  std::vector<std::string> outbox_frames(const Room& room, const std::vector<Outgoing>& out,
+                                         ConnectionId skip) {
+    std::vector<std::string> frames;
+    DocUpdate pending;
+    size_t bytes = 0;
+    auto close = [&] {
+      if (pending.updates.empty()) return;
+      frames.push_back(must_encode(Message{room.key.crdt, room.key.room_id, std::move(pending)}));
+      pending = DocUpdate{};
+      bytes = 0;
+    };
+    for (const auto& o : out) {
+      if (o.from == skip && skip != 0) continue;
+      if (bytes + o.update.size() + 5 + kEnvelopeSlack > kMaxMessageBytes) close();
+      if (pending.updates.empty()) pending.batch_id = o.batch_id;
+      pending.updates.push_back(o.update);
+      bytes += o.update.size() + 5;
+    }
+    close();
+    return frames;
+  }
+
+  // Sends the room's waiting relays: to each member one DocUpdate (or as few
+  // as fit) with the updates that did not come from it. Caller holds room.mu.
+  void flush_outbox_locked(Room& room) {
+    if (room.outbox.empty()) return;
+    room.last_relay = now();
+    std::vector<Outgoing> out = std::move(room.outbox);
+    room.outbox.clear();
+    room.outbox_bytes = 0;
+    std::set<ConnectionId> senders;
+    for (const auto& o : out) senders.insert(o.from);
+    const std::vector<std::string> shared = outbox_frames(room, out, 0);
+    for (auto it = room.members.begin(); it != room.members.end();) {
+      bool alive = true;
+      if (!senders.count(it->first)) {
+        alive = deliver(*it->second.conn, shared);
+      } else if (auto own = outbox_frames(room, out, it->first); !own.empty()) {
+        alive = deliver(*it->second.conn, std::move(own));
+      }
+      it = alive ? std::next(it) : room.members.erase(it);  // closed: it gets nothing more
+    }
+  }
+
+  void run_flusher() {
+    std::unique_lock lk(flush_mu);
+    while (!flush_stop) {
+      if (flush_due.empty()) {
+        flush_cv.wait(lk);
+        continue;
+      }
+      auto first = flush_due.begin();
+      if (first->first > Clock::now()) {
+        flush_cv.wait_until(lk, first->first);
+        continue;
+      }
+      std::shared_ptr<Room> room = first->second.lock();
+      flush_due.erase(first);
+      if (!room) continue;
+      lk.unlock();
+      {
+        std::lock_guard rk(room->mu);
+        room->flush_scheduled = false;
+        if (!room->dead) flush_outbox_locked(*room);
+      }
+      lk.lock();
+    }
   }
 
   // ---- rooms ---------------------------------------------------------------
@@ -414,56 +594,118 @@ struct SyncRooms::Impl {
     return true;
   }
 
-  // Applies updates from `c` to the room, Acks them and fans them out; returns the Ack status.
-  // `fragmented`: the single update came in fragments and goes out the same way.
-  UpdateStatus apply_updates(const std::shared_ptr<Conn>& c, const RoomKey& key,
-                             const std::vector<std::string>& updates, const BatchId& batch_id,
-                             bool fragmented) {
+  // Applies updates from `c` to the room, Acks them and relays them.
+  // `fragmented`: the single update came in fragments and goes out the same
+  // way. Updates that arrive while the room is applying others wait in its
+  // intake; the thread applying then takes them as one batch, so that the
+  // backend can import them together (apply_batch): a busy room's imports
+  // grow instead of queueing.
+  void apply_updates(const std::shared_ptr<Conn>& c, const RoomKey& key,
+                     std::vector<std::string> updates, const BatchId& batch_id, bool fragmented) {
     std::shared_ptr<Room> room = find_room(key);
     if (!room) {
       ack(*c, key, batch_id, UpdateStatus::kPermissionDenied);  // never joined
-      return UpdateStatus::kPermissionDenied;
+      return;
     }
-    std::lock_guard rk(room->mu);
-    auto m = room->members.find(c->id);
-    if (room->dead || m == room->members.end() || m->second.permission != Permission::kWrite) {
-      ack(*c, key, batch_id, UpdateStatus::kPermissionDenied);
-      return UpdateStatus::kPermissionDenied;
+    size_t bytes = 0;
+    for (const auto& u : updates) bytes += u.size();
+    {
+      std::unique_lock ik(room->intake_mu);
+      room->intake_room.wait(ik, [&] {
+        return room->intake.empty() || room->intake_bytes + bytes <= kMaxIntakeBytes;
+      });
+      room->intake.push_back(Intake{c, std::move(updates), batch_id, fragmented});
+      room->intake_bytes += bytes;
+      if (room->draining) return;  // the thread applying takes it next
+      room->draining = true;
     }
-    UpdateStatus status = UpdateStatus::kOk;
-    std::vector<std::string> accepted;
-    for (const auto& u : updates) {
-      if (u.empty()) continue;
-      if (u.size() > opt.max_update_bytes) {
-        status = UpdateStatus::kPayloadTooLarge;
-        break;
+    for (;;) {
+      std::vector<Intake> batch;
+      {
+        std::lock_guard ik(room->intake_mu);
+        if (room->intake.empty()) {
+          room->draining = false;
+          return;
+        }
+        batch.swap(room->intake);
+        room->intake_bytes = 0;
       }
-      if (key.crdt == CrdtType::kLoro) {
-        auto r = backend->apply(key, u, c->identity);
-        if (!r.ok()) {
-          status = status_for_apply_error(r.status());
+      room->intake_room.notify_all();
+      std::lock_guard rk(room->mu);
+      apply_intake_locked(room, key, batch);
+    }
+  }
+
+  // Applies a batch of DocUpdates in arrival order, then Acks each and relays
+  // what changed the document. Caller holds room->mu.
+  void apply_intake_locked(const std::shared_ptr<Room>& room, const RoomKey& key,
+                           std::vector<Intake>& batch) {
+    std::vector<UpdateStatus> status(batch.size(), UpdateStatus::kOk);
+    std::vector<SyncBackend::Incoming> incoming;
+    std::vector<std::pair<size_t, size_t>> origin;  // incoming[k] is batch[i].updates[j]
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const Intake& in = batch[i];
+      auto m = room->members.find(in.conn->id);
+      if (room->dead || m == room->members.end() || m->second.permission != Permission::kWrite) {
+        status[i] = UpdateStatus::kPermissionDenied;
+        continue;
+      }
+      for (size_t j = 0; j < in.updates.size(); ++j) {
+        const std::string& u = in.updates[j];
+        if (u.empty()) continue;
+        if (u.size() > opt.max_update_bytes) {
+          status[i] = UpdateStatus::kPayloadTooLarge;
           break;
         }
+        incoming.push_back(SyncBackend::Incoming{u, in.conn->identity});
+        origin.emplace_back(i, j);
+      }
+    }
+    std::vector<std::vector<std::string>> accepted(batch.size());
+    if (key.crdt == CrdtType::kLoro) {
+      std::vector<Result<bool>> applied;
+      if (!incoming.empty()) applied = backend->apply_batch(key, incoming);
+      for (size_t k = 0; k < applied.size() && k < origin.size(); ++k) {
+        const auto [i, j] = origin[k];
+        if (!applied[k].ok()) {
+          if (status[i] == UpdateStatus::kOk) status[i] = status_for_apply_error(applied[k].status());
+          continue;
+        }
         updates_applied.fetch_add(1, std::memory_order_relaxed);
-        if (!*r) continue;
-      } else if (key.crdt == CrdtType::kEphemeralPersisted) {
-        remember_eps(*room, u);
+        // What changed the document goes out even after an error in the same
+        // DocUpdate: the backend counts it as relayed.
+        if (*applied[k]) accepted[i].push_back(batch[i].updates[j]);
       }
-      accepted.push_back(u);
-    }
-    // The Ack goes first, as loro-websocket's SimpleServer does.
-    ack(*c, key, batch_id, status);
-    if (!accepted.empty()) {
-      std::vector<std::string> frames;
-      if (fragmented) {
-        auto fs = encode_update_frames(key.crdt, key.room_id, accepted.front(), batch_id);
-        if (fs.ok()) frames = std::move(fs).value();
-      } else {
-        frames.push_back(must_encode(Message{key.crdt, key.room_id, DocUpdate{accepted, batch_id}}));
+    } else {
+      for (const auto& [i, j] : origin) {
+        if (key.crdt == CrdtType::kEphemeralPersisted) remember_eps(*room, batch[i].updates[j]);
+        accepted[i].push_back(batch[i].updates[j]);
       }
-      fan_out(*room, frames, c->id);
     }
-    return status;
+    // The Acks go first, as loro-websocket's SimpleServer does.
+    for (size_t i = 0; i < batch.size(); ++i) ack(*batch[i].conn, key, batch[i].batch_id, status[i]);
+    // A batch's updates go out together: each member gets those it did not
+    // send in one message, at once or at the relay window's end.
+    const Clock::time_point t = now();
+    const bool at_once = relays_now_locked(*room, t);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (accepted[i].empty()) continue;
+      Intake& in = batch[i];
+      if (!in.fragmented) {
+        for (auto& u : accepted[i]) add_to_outbox_locked(*room, in.conn->id, std::move(u), in.batch_id);
+      } else if (auto fs = encode_update_frames(key.crdt, key.room_id, accepted[i].front(),
+                                                in.batch_id);
+                 fs.ok()) {
+        // Too large to wait: what waits goes first, keeping the room's order.
+        flush_outbox_locked(*room);
+        fan_out(*room, *fs, in.conn->id);
+      }
+    }
+    if (at_once) {
+      flush_outbox_locked(*room);
+    } else {
+      schedule_outbox_locked(room, t);
+    }
   }
 
   void refuse_batch_locked(Conn& c, const RoomKey& key, const BatchId& id) {
@@ -576,7 +818,7 @@ struct SyncRooms::Impl {
     if (complete) {
       std::vector<std::string> one;
       one.push_back(std::move(whole));
-      apply_updates(c, key, one, f.batch_id, true);
+      apply_updates(c, key, std::move(one), f.batch_id, true);
     }
   }
 
@@ -604,7 +846,7 @@ struct SyncRooms::Impl {
         break;
       case MessageType::kDocUpdate: {
         auto& u = std::get<DocUpdate>(msg.body);
-        apply_updates(c, key, u.updates, u.batch_id, false);
+        apply_updates(c, key, std::move(u.updates), u.batch_id, false);
         break;
       }
       case MessageType::kDocUpdateFragmentHeader:
@@ -834,6 +1076,8 @@ size_t SyncRooms::publish(const RoomKey& key, std::string_view update) {
   std::lock_guard rk(room->mu);
   if (room->dead) return 0;
   if (key.crdt == CrdtType::kEphemeralPersisted) impl_->remember_eps(*room, update);
+  if (frames->size() == 1) return impl_->relay_updates(room, 0, {std::string(update)}, fresh_batch_id());
+  impl_->flush_outbox_locked(*room);
   return impl_->fan_out(*room, *frames, 0);
 }
 

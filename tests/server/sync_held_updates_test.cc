@@ -107,7 +107,9 @@ class SyncHeldUpdatesTest : public ::testing::Test {
   kernel::Kernel* kernel() { return built_.workspace->kernel(); }
   void start(HeldUpdateLimits limits = {}) {
     backend_ = std::make_shared<KernelSyncBackend>([this] { return kernel(); }, limits);
-    rooms_ = std::make_shared<SyncRooms>(SyncOptions{}, backend_);
+    SyncOptions options;
+    options.relay_window = std::chrono::milliseconds(0);  // each relay at once
+    rooms_ = std::make_shared<SyncRooms>(options, backend_);
     backend_->set_rooms(rooms_);
   }
   std::string text() {
@@ -325,6 +327,40 @@ TEST_F(SyncHeldUpdatesTest, HostileUpdatesAreRefusedWithoutACrash) {
   send_update(id, edit(13, "fine "), 2);
   EXPECT_EQ(e->acks(), (std::vector<UpdateStatus>{UpdateStatus::kInvalidUpdate,
                                                   UpdateStatus::kOk}));
+}
+
+// Updates that reached a busy room together (SyncRooms' intake): one
+// person's run goes in as one import, each answered as apply would answer it.
+TEST_F(SyncHeldUpdatesTest, ABatchAnswersEachUpdateAsApplyWould) {
+  start();
+  std::vector<std::string> chain;
+  for (int i = 0; i < 20; ++i) chain.push_back(edit(31 + i % 2, std::to_string(i % 10)));
+  std::vector<sync::SyncBackend::Incoming> batch;
+  for (const auto& u : chain) batch.push_back({u, "amy"});
+  batch.push_back({chain[3], "amy"});  // a repeat changes nothing
+  auto answers = backend_->apply_batch(RoomKey{CrdtType::kLoro, kRoom}, batch);
+  ASSERT_EQ(answers.size(), batch.size());
+  for (size_t i = 0; i < chain.size(); ++i) {
+    ASSERT_TRUE(answers[i].ok()) << answers[i].status();
+    EXPECT_TRUE(*answers[i]) << i;
+  }
+  ASSERT_TRUE(answers.back().ok());
+  EXPECT_FALSE(*answers.back());
+  EXPECT_EQ(text(), doc_.get_text("content").to_string());
+}
+
+TEST_F(SyncHeldUpdatesTest, ABadUpdateInABatchIsRefusedAloneAndTheOthersApply) {
+  start();
+  const std::string first = edit(41, "a"), second = edit(42, "b"), third = edit(41, "c");
+  std::vector<sync::SyncBackend::Incoming> batch = {
+      {first, "amy"}, {"not a loro update", "amy"}, {second, "amy"}, {third, "bob"}};
+  auto answers = backend_->apply_batch(RoomKey{CrdtType::kLoro, kRoom}, batch);
+  ASSERT_EQ(answers.size(), 4u);
+  EXPECT_TRUE(answers[0].ok() && *answers[0]);
+  EXPECT_FALSE(answers[1].ok());
+  EXPECT_TRUE(answers[2].ok() && *answers[2]);
+  EXPECT_TRUE(answers[3].ok() && *answers[3]);
+  EXPECT_EQ(text(), doc_.get_text("content").to_string());
 }
 
 }  // namespace

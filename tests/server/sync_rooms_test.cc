@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -59,6 +60,49 @@ class FakeBackend : public SyncBackend {
   std::vector<std::string> joins_;
 };
 
+// A FakeBackend whose apply of "slow" waits until released, and which
+// records the size of each batch it is given.
+class GatedBackend : public FakeBackend {
+ public:
+  Result<bool> apply(const RoomKey& room, std::string_view update,
+                     std::string_view identity) override {
+    if (update == "slow") {
+      std::unique_lock lk(gate_mu_);
+      entered_ = true;
+      gate_cv_.notify_all();
+      gate_cv_.wait(lk, [&] { return released_; });
+    }
+    return FakeBackend::apply(room, update, identity);
+  }
+  std::vector<Result<bool>> apply_batch(const RoomKey& room,
+                                        const std::vector<Incoming>& updates) override {
+    {
+      std::lock_guard lk(gate_mu_);
+      batch_sizes_.push_back(updates.size());
+    }
+    return SyncBackend::apply_batch(room, updates);
+  }
+  void wait_entered() {
+    std::unique_lock lk(gate_mu_);
+    gate_cv_.wait(lk, [&] { return entered_; });
+  }
+  void release() {
+    std::lock_guard lk(gate_mu_);
+    released_ = true;
+    gate_cv_.notify_all();
+  }
+  std::vector<size_t> batch_sizes() {
+    std::lock_guard lk(gate_mu_);
+    return batch_sizes_;
+  }
+
+ private:
+  std::mutex gate_mu_;
+  std::condition_variable gate_cv_;
+  bool entered_ = false, released_ = false;
+  std::vector<size_t> batch_sizes_;
+};
+
 // Records what the core sends; decodes binary frames.
 class Sink : public SyncConnection {
  public:
@@ -108,7 +152,10 @@ BatchId id_of(uint8_t n) { return BatchId{n, 1, 2, 3, 4, 5, 6, 7}; }
 
 class SyncRoomsTest : public ::testing::Test {
  protected:
-  void make(SyncOptions o = {}) {
+  // `windowed`: most tests expect each relay at once; the tests of the relay
+  // window pass true and set it themselves.
+  void make(SyncOptions o = {}, bool windowed = false) {
+    if (!windowed) o.relay_window = std::chrono::milliseconds(0);
     o.clock = [this] { return std::chrono::steady_clock::time_point(now_.load()); };
     rooms_ = std::make_unique<SyncRooms>(std::move(o), backend_);
   }
@@ -430,6 +477,71 @@ TEST_F(SyncRoomsTest, SlowConsumerIsDisconnectedWithoutSlowingOthers) {
   EXPECT_EQ(rooms_->stats().connections, 2u);
 }
 
+// The relay window: a busy room sends each member one message per window,
+// without the member's own updates; a quiet room relays at once.
+TEST_F(SyncRoomsTest, RelayWindowSendsABusyRoomsUpdatesTogether) {
+  SyncOptions o;
+  o.relay_window = std::chrono::milliseconds(30);
+  make(o, /*windowed=*/true);
+  auto a = open(), b = open(), c = open();
+  for (auto* m : {&a, &b, &c}) join(*m, CrdtType::kLoro, "r");
+  const auto updates_of = [](const std::vector<Message>& ms) {
+    std::vector<std::string> out;
+    for (const auto& m : ms) {
+      if (m.type() != MessageType::kDocUpdate) continue;
+      for (const auto& u : std::get<DocUpdate>(m.body).updates) out.push_back(u);
+    }
+    return out;
+  };
+  const auto wait_for = [](Client& m) {
+    for (int i = 0; i < 400; ++i) {
+      auto got = m.sink->take();
+      if (!got.empty()) return got;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return std::vector<Message>{};
+  };
+  // Quiet: at once.
+  update(a, CrdtType::kLoro, "r", {"u1"}, 1);
+  EXPECT_EQ(updates_of(b.sink->take()), std::vector<std::string>{"u1"});
+  EXPECT_EQ(updates_of(c.sink->take()), std::vector<std::string>{"u1"});
+  a.sink->take();
+  // Within the window (the test clock stands still): they wait ...
+  update(a, CrdtType::kLoro, "r", {"u2"}, 2);
+  update(b, CrdtType::kLoro, "r", {"u3"}, 3);
+  EXPECT_EQ(rooms_->publish(RoomKey{CrdtType::kLoro, "r"}, "agent"), 3u);
+  EXPECT_TRUE(updates_of(c.sink->take()).empty());
+  EXPECT_EQ(only_ack(a.sink->take())->status, UpdateStatus::kOk);  // Acks never wait
+  EXPECT_EQ(only_ack(b.sink->take())->status, UpdateStatus::kOk);
+  // ... and each member gets one message, in order, without its own.
+  auto got_c = wait_for(c);
+  ASSERT_EQ(got_c.size(), 1u);
+  EXPECT_EQ(updates_of(got_c), (std::vector<std::string>{"u2", "u3", "agent"}));
+  auto got_a = wait_for(a);
+  ASSERT_EQ(got_a.size(), 1u);
+  EXPECT_EQ(updates_of(got_a), (std::vector<std::string>{"u3", "agent"}));
+  auto got_b = wait_for(b);
+  ASSERT_EQ(got_b.size(), 1u);
+  EXPECT_EQ(updates_of(got_b), (std::vector<std::string>{"u2", "agent"}));
+  // A relay too large for one message does not wait: the waiting ones go
+  // first, then its fragments.
+  update(a, CrdtType::kLoro, "r", {"u4"}, 4);
+  EXPECT_EQ(rooms_->publish(RoomKey{CrdtType::kLoro, "r"}, std::string(300000, 'L')), 3u);
+  auto now_c = c.sink->take();
+  ASSERT_GE(now_c.size(), 2u);
+  EXPECT_EQ(updates_of({now_c[0]}), std::vector<std::string>{"u4"});
+  EXPECT_EQ(now_c[1].type(), MessageType::kDocUpdateFragmentHeader);
+  // Once the window has passed, the room is quiet again: at once.
+  advance(std::chrono::milliseconds(100));
+  a.sink->take();
+  b.sink->take();
+  update(a, CrdtType::kLoro, "r", {"u5"}, 5);
+  EXPECT_EQ(updates_of(b.sink->take()), std::vector<std::string>{"u5"});
+  // A room with relays still waiting can go away with its server.
+  update(a, CrdtType::kLoro, "r", {"u6"}, 6);
+  rooms_.reset();
+}
+
 TEST_F(SyncRoomsTest, JoinRepliesMayExceedTheOutboundCap) {
   SyncOptions o;
   o.max_outbound_bytes = 1000;
@@ -604,11 +716,76 @@ TEST_F(SyncRoomsTest, ConcurrentWritersAllConverge) {
     size_t acks = 0, updates = 0;
     for (const auto& m : clients[w].sink->take()) {
       if (m.type() == MessageType::kAck) ++acks;
-      if (m.type() == MessageType::kDocUpdate) ++updates;
+      // Updates that arrived together may come in one DocUpdate.
+      if (m.type() == MessageType::kDocUpdate) updates += std::get<DocUpdate>(m.body).updates.size();
     }
     EXPECT_EQ(acks, size_t{kUpdates});
     EXPECT_EQ(updates, size_t{(kWriters - 1) * kUpdates});
   }
+}
+
+// Every DocUpdate's updates, in order, as one list per message.
+std::vector<std::vector<std::string>> doc_updates(const std::vector<Message>& messages) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& m : messages) {
+    if (m.type() == MessageType::kDocUpdate) out.push_back(std::get<DocUpdate>(m.body).updates);
+  }
+  return out;
+}
+
+TEST_F(SyncRoomsTest, UpdatesArrivingWhileTheRoomAppliesGoInAndOutTogether) {
+  auto gated = std::make_shared<GatedBackend>();
+  backend_ = gated;
+  make();
+  Client a = open(), b = open(), c = open(), watcher = open();
+  for (const Client* x : {&a, &b, &c, &watcher}) join(*x, CrdtType::kLoro, "r");
+  std::thread slow([&] { send(a, Message{CrdtType::kLoro, "r", DocUpdate{{"slow"}, id_of(1)}}); });
+  gated->wait_entered();
+  // The room is busy with "slow": these wait in its intake, and return at once.
+  send(b, Message{CrdtType::kLoro, "r", DocUpdate{{"b1"}, id_of(2)}});
+  send(c, Message{CrdtType::kLoro, "r", DocUpdate{{"c1"}, id_of(3)}});
+  send(b, Message{CrdtType::kLoro, "r", DocUpdate{{"b2"}, id_of(4)}});
+  EXPECT_TRUE(doc_updates(watcher.sink->take()).empty());
+  gated->release();
+  slow.join();
+  EXPECT_EQ(gated->batch_sizes(), (std::vector<size_t>{1, 3}));
+  EXPECT_EQ(backend_->doc("r"), (std::vector<std::string>{"slow", "b1", "c1", "b2"}));
+  using Lists = std::vector<std::vector<std::string>>;
+  EXPECT_EQ(doc_updates(watcher.sink->take()), (Lists{{"slow"}, {"b1", "c1", "b2"}}));
+  // A sender gets the others' updates, not its own, and an Ack for each message.
+  auto to_b = b.sink->take();
+  EXPECT_EQ(doc_updates(to_b), (Lists{{"slow"}, {"c1"}}));
+  size_t acks = 0;
+  for (const auto& m : to_b) {
+    if (m.type() == MessageType::kAck) {
+      ++acks;
+      EXPECT_EQ(std::get<Ack>(m.body).status, UpdateStatus::kOk);
+    }
+  }
+  EXPECT_EQ(acks, 2u);
+  EXPECT_EQ(doc_updates(a.sink->take()), (Lists{{"b1", "c1", "b2"}}));
+}
+
+TEST_F(SyncRoomsTest, ABatchIsAckedPerMessageWhenOneOfItsUpdatesIsBad) {
+  auto gated = std::make_shared<GatedBackend>();
+  backend_ = gated;
+  make();
+  Client a = open(), b = open(), watcher = open();
+  for (const Client* x : {&a, &b, &watcher}) join(*x, CrdtType::kLoro, "r");
+  std::thread slow([&] { send(a, Message{CrdtType::kLoro, "r", DocUpdate{{"slow"}, id_of(1)}}); });
+  gated->wait_entered();
+  send(b, Message{CrdtType::kLoro, "r", DocUpdate{{"bad"}, id_of(2)}});
+  send(a, Message{CrdtType::kLoro, "r", DocUpdate{{"a2"}, id_of(3)}});
+  gated->release();
+  slow.join();
+  EXPECT_EQ(backend_->doc("r"), (std::vector<std::string>{"slow", "a2"}));
+  std::vector<UpdateStatus> b_acks;
+  for (const auto& m : b.sink->take()) {
+    if (m.type() == MessageType::kAck) b_acks.push_back(std::get<Ack>(m.body).status);
+  }
+  EXPECT_EQ(b_acks, std::vector<UpdateStatus>{UpdateStatus::kInvalidUpdate});
+  using Lists = std::vector<std::vector<std::string>>;
+  EXPECT_EQ(doc_updates(watcher.sink->take()), (Lists{{"slow"}, {"a2"}}));
 }
 
 TEST_F(SyncRoomsTest, ChurnFromManyThreadsStaysConsistent) {

@@ -73,6 +73,12 @@ class KernelSyncBackend : public sync::SyncBackend {
                                std::string_view client_version) override;
   Result<bool> apply(const sync::RoomKey& room, std::string_view update,
                      std::string_view identity) override;
+  // Consecutive updates of one person go in as one import (one replay of
+  // the changes they are concurrent with); when that import cannot take them
+  // all (one is malformed, refused, or waits for changes the block lacks)
+  // they are applied one by one, as apply does.
+  std::vector<Result<bool>> apply_batch(const sync::RoomKey& room,
+                                        const std::vector<Incoming>& updates) override;
 
   // Blocks until every change marked so far is published (tests).
   void drain();

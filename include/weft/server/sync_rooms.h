@@ -36,9 +36,10 @@
 //                                           a join's reply may exceed the cap
 //
 // Thread safety: every public method may be called from any thread,
-// concurrently. Frames of one connection must be fed in order and not
-// concurrently (one reader per socket). Locks: one for the registry, one per
-// room (held across backend calls and the fan-out, so a room's updates reach
+// concurrently. With a relay window, a thread of its own sends the rooms'
+// waiting relays when their windows end. Frames of one connection must be
+// fed in order and not concurrently (one reader per socket). Locks: one for
+// the registry, one per room (held across backend calls and the fan-out, so a room's updates reach
 // every member in the order they were applied), one per connection (held while
 // its sink is called, so its frames are sent in order). SyncConnection and
 // SyncBackend methods are called with these locks held: they must not block
@@ -116,7 +117,8 @@ struct JoinGrant {
 
 // The document store behind %LOR rooms; the kernel implements it. Calls for
 // one room are serialised (the room's lock is held); calls for different
-// rooms may run concurrently.
+// rooms may run concurrently. Updates that reach a room while it applies
+// others wait in its intake and go to apply_batch together.
 class SyncBackend {
  public:
   virtual ~SyncBackend() = default;
@@ -133,6 +135,22 @@ class SyncBackend {
   // error the document must be unchanged.
   virtual Result<bool> apply(const RoomKey& room, std::string_view update,
                              std::string_view identity) = 0;
+  // Applies updates that arrived while the room was busy, in order (each with
+  // its sender's identity): result i is what apply would answer for update i
+  // after the ones before it. A backend may import several at once (one
+  // replay of what they are concurrent with); the default applies them one
+  // by one.
+  struct Incoming {
+    std::string_view update;
+    std::string_view identity;
+  };
+  virtual std::vector<Result<bool>> apply_batch(const RoomKey& room,
+                                                const std::vector<Incoming>& updates) {
+    std::vector<Result<bool>> out;
+    out.reserve(updates.size());
+    for (const auto& u : updates) out.push_back(apply(room, u.update, u.identity));
+    return out;
+  }
 };
 
 struct SyncOptions {
@@ -151,6 +169,13 @@ struct SyncOptions {
   size_t max_malformed_frames = 16;         // undecodable frames before closing
   size_t eps_state_max_bytes = 1u << 20;    // kept per %EPS room (oldest updates dropped)
   size_t max_idle_eps_rooms = 1000;         // %EPS rooms kept with no member
+  // Relays of a room that arrive within this long after its last relay wait
+  // for the window's end and go out together, in one DocUpdate per member
+  // (each without the member's own updates). A quiet room relays at once;
+  // a busy one sends each member a message per window, not one per update
+  // (loro-adaptors imports a message's updates in one importBatch). Zero
+  // relays every update at once.
+  std::chrono::milliseconds relay_window{16};
   // The clock (tests inject one).
   std::function<std::chrono::steady_clock::time_point()> clock;
 };
@@ -198,8 +223,9 @@ class SyncRooms {
   void tick();
 
   // Pushes an update from another source to every member of `room` (a fresh
-  // batch id; fragments when large). For %EPS rooms it is also kept. Returns
-  // how many members it was sent to.
+  // batch id; fragments when large), within the relay window like the
+  // members' updates. For %EPS rooms it is also kept. Returns how many
+  // members it goes to.
   size_t publish(const RoomKey& room, std::string_view update);
   // Sends RoomError(code, message) to every member and removes them from the
   // room (permission changed, block deleted). Returns how many were evicted.
