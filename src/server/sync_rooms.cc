@@ -200,6 +200,12 @@ struct Room {
 struct SyncRooms::Impl {
   ~Impl() {
     {
+      std::lock_guard lk(apply_mu);
+      apply_stop = true;
+    }
+    apply_cv.notify_all();
+    for (auto& t : appliers) t.join();
+    {
       std::lock_guard lk(flush_mu);
       flush_stop = true;
     }
@@ -209,6 +215,13 @@ struct SyncRooms::Impl {
 
   SyncOptions opt;
   std::shared_ptr<SyncBackend> backend;
+
+  // Rooms with updates in their intake, and the threads that apply them.
+  std::mutex apply_mu;
+  std::condition_variable apply_cv;
+  std::deque<std::shared_ptr<Room>> apply_queue;
+  std::vector<std::thread> appliers;
+  bool apply_stop = false;
 
   // The rooms whose relay windows end, by when (steady clock), and the
   // thread that sends their outboxes then.
@@ -596,10 +609,10 @@ struct SyncRooms::Impl {
 
   // Applies updates from `c` to the room, Acks them and relays them.
   // `fragmented`: the single update came in fragments and goes out the same
-  // way. Updates that arrive while the room is applying others wait in its
-  // intake; the thread applying then takes them as one batch, so that the
-  // backend can import them together (apply_batch): a busy room's imports
-  // grow instead of queueing.
+  // way. Updates wait in the room's intake; a thread of the applier pool
+  // takes what is there as one batch, so that the backend can import them
+  // together (apply_batch): a busy room's imports grow instead of queueing,
+  // and no connection's reader is kept applying the others' updates.
   void apply_updates(const std::shared_ptr<Conn>& c, const RoomKey& key,
                      std::vector<std::string> updates, const BatchId& batch_id, bool fragmented) {
     std::shared_ptr<Room> room = find_room(key);
@@ -619,20 +632,60 @@ struct SyncRooms::Impl {
       if (room->draining) return;  // the thread applying takes it next
       room->draining = true;
     }
+    if (opt.apply_threads == 0) {
+      drain(room, /*once=*/false);
+      return;
+    }
+    {
+      std::lock_guard lk(apply_mu);
+      while (appliers.size() < opt.apply_threads) appliers.emplace_back([this] { run_applier(); });
+      apply_queue.push_back(std::move(room));
+    }
+    apply_cv.notify_one();
+  }
+
+  // Applies the room's intake, batch by batch until it is empty, or with
+  // `once` one batch; true when more wait then (the caller queues the room
+  // again, so that busy rooms take turns).
+  bool drain(const std::shared_ptr<Room>& room, bool once) {
     for (;;) {
       std::vector<Intake> batch;
       {
         std::lock_guard ik(room->intake_mu);
         if (room->intake.empty()) {
           room->draining = false;
-          return;
+          return false;
         }
         batch.swap(room->intake);
         room->intake_bytes = 0;
       }
       room->intake_room.notify_all();
-      std::lock_guard rk(room->mu);
-      apply_intake_locked(room, key, batch);
+      {
+        std::lock_guard rk(room->mu);
+        apply_intake_locked(room, room->key, batch);
+      }
+      if (once) {
+        std::lock_guard ik(room->intake_mu);
+        if (!room->intake.empty()) return true;
+        room->draining = false;
+        return false;
+      }
+    }
+  }
+
+  void run_applier() {
+    std::unique_lock lk(apply_mu);
+    while (!apply_stop) {
+      if (apply_queue.empty()) {
+        apply_cv.wait(lk);
+        continue;
+      }
+      std::shared_ptr<Room> room = std::move(apply_queue.front());
+      apply_queue.pop_front();
+      lk.unlock();
+      const bool more = drain(room, /*once=*/true);
+      lk.lock();
+      if (more) apply_queue.push_back(std::move(room));
     }
   }
 

@@ -109,6 +109,7 @@ class SyncHeldUpdatesTest : public ::testing::Test {
     backend_ = std::make_shared<KernelSyncBackend>([this] { return kernel(); }, limits);
     SyncOptions options;
     options.relay_window = std::chrono::milliseconds(0);  // each relay at once
+    options.apply_threads = 0;                            // applied as fed
     rooms_ = std::make_shared<SyncRooms>(options, backend_);
     backend_->set_rooms(rooms_);
   }

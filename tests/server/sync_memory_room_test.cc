@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server/server_test_util.h"
@@ -50,6 +51,16 @@ class FrameLog : public SyncConnection {
       if (m.ok()) out.push_back(std::move(*m));
     }
     return out;
+  }
+  // Waits (at most 2 s) for at least one message: updates apply on the sync
+  // core's own threads.
+  std::vector<Message> wait_take() {
+    for (int i = 0; i < 400; ++i) {
+      auto got = take();
+      if (!got.empty()) return got;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return {};
   }
 
  private:
@@ -123,7 +134,7 @@ TEST_F(SyncMemoryRoomTest, AJoinedMemoryRoomIsReadAndRefusesUpdates) {
   u.updates.push_back(editor.export_loro_updates(before));
   u.batch_id[7] = 9;
   send(*id, Message{CrdtType::kLoro, kRoom, u});
-  auto acks = bodies<Ack>(log->take());
+  auto acks = bodies<Ack>(log->wait_take());
   ASSERT_EQ(acks.size(), 1u);
   EXPECT_EQ(acks[0].status, UpdateStatus::kPermissionDenied);
   EXPECT_EQ(acks[0].ref_id, u.batch_id);

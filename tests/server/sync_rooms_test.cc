@@ -154,8 +154,11 @@ class SyncRoomsTest : public ::testing::Test {
  protected:
   // `windowed`: most tests expect each relay at once; the tests of the relay
   // window pass true and set it themselves.
-  void make(SyncOptions o = {}, bool windowed = false) {
+  // Updates apply on the thread that feeds them unless a test sets
+  // `threaded` (and waits for what it expects).
+  void make(SyncOptions o = {}, bool windowed = false, bool threaded = false) {
     if (!windowed) o.relay_window = std::chrono::milliseconds(0);
+    if (!threaded) o.apply_threads = 0;
     o.clock = [this] { return std::chrono::steady_clock::time_point(now_.load()); };
     rooms_ = std::make_unique<SyncRooms>(std::move(o), backend_);
   }
@@ -764,6 +767,33 @@ TEST_F(SyncRoomsTest, UpdatesArrivingWhileTheRoomAppliesGoInAndOutTogether) {
   }
   EXPECT_EQ(acks, 2u);
   EXPECT_EQ(doc_updates(a.sink->take()), (Lists{{"b1", "c1", "b2"}}));
+}
+
+// With applier threads, a frame only queues its updates: the connection
+// whose update found the room idle is not kept applying everyone else's.
+TEST_F(SyncRoomsTest, AppliersKeepEveryReaderFreeWhileARoomIsBusy) {
+  auto gated = std::make_shared<GatedBackend>();
+  backend_ = gated;
+  SyncOptions o;
+  o.apply_threads = 1;
+  make(o, /*windowed=*/false, /*threaded=*/true);
+  Client a = open(), b = open(), watcher = open();
+  for (const Client* x : {&a, &b, &watcher}) join(*x, CrdtType::kLoro, "r");
+  // Each send returns at once, though "slow" holds the room.
+  send(a, Message{CrdtType::kLoro, "r", DocUpdate{{"slow"}, id_of(1)}});
+  gated->wait_entered();
+  send(a, Message{CrdtType::kLoro, "r", DocUpdate{{"a2"}, id_of(2)}});
+  send(b, Message{CrdtType::kLoro, "r", DocUpdate{{"b1"}, id_of(3)}});
+  gated->release();
+  std::vector<std::string> seen;
+  for (int i = 0; i < 400 && seen.size() < 3; ++i) {
+    for (const auto& list : doc_updates(watcher.sink->take()))
+      seen.insert(seen.end(), list.begin(), list.end());
+    if (seen.size() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"slow", "a2", "b1"}));
+  EXPECT_EQ(backend_->doc("r"), (std::vector<std::string>{"slow", "a2", "b1"}));
+  EXPECT_EQ(gated->batch_sizes(), (std::vector<size_t>{1, 2}));
 }
 
 TEST_F(SyncRoomsTest, ABatchIsAckedPerMessageWhenOneOfItsUpdatesIsBad) {

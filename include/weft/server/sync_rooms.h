@@ -36,10 +36,11 @@
 //                                           a join's reply may exceed the cap
 //
 // Thread safety: every public method may be called from any thread,
-// concurrently. With a relay window, a thread of its own sends the rooms'
-// waiting relays when their windows end. Frames of one connection must be
-// fed in order and not concurrently (one reader per socket). Locks: one for
-// the registry, one per room (held across backend calls and the fan-out, so a room's updates reach
+// concurrently. It applies updates on threads of its own (apply_threads)
+// and, with a relay window, sends the rooms' waiting relays from another
+// when their windows end. Frames of one connection must be fed in order and
+// not concurrently (one reader per socket). Locks: one for the registry, one
+// per room (held across backend calls and the fan-out, so a room's updates reach
 // every member in the order they were applied), one per connection (held while
 // its sink is called, so its frames are sent in order). SyncConnection and
 // SyncBackend methods are called with these locks held: they must not block
@@ -47,6 +48,7 @@
 #ifndef WEFT_SERVER_SYNC_ROOMS_H_
 #define WEFT_SERVER_SYNC_ROOMS_H_
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -57,6 +59,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "weft/base/status.h"
@@ -176,6 +179,10 @@ struct SyncOptions {
   // (loro-adaptors imports a message's updates in one importBatch). Zero
   // relays every update at once.
   std::chrono::milliseconds relay_window{16};
+  // Threads of its own that apply the rooms' waiting updates (a busy room's
+  // in batches, busy rooms in turn). 0: the thread of the frame that finds a
+  // room idle applies, and keeps applying while updates come (tests).
+  size_t apply_threads = std::max<size_t>(1, std::thread::hardware_concurrency());
   // The clock (tests inject one).
   std::function<std::chrono::steady_clock::time_point()> clock;
 };
