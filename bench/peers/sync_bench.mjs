@@ -13,6 +13,9 @@
 //    update from /proc, and the bench client's own (all its threads). The clients run in worker threads (SYNC_BENCH_WORKERS, default
 //    the core count) so that the client side keeps up with 99,000
 //    receipts/s; SYNC_BENCH_SKIP_PEER=1 measures weft alone (profiling).
+//  - fanout2.{weft,peer}: the same on a fresh server under a second load,
+//    SYNC_BENCH_SECOND_LOAD (default concurrent: the clients merge nothing,
+//    so the servers rather than the clients are measured; '' skips it).
 //  - disk_to_client_ms: a file written on disk -> a LoroAdaptor client's doc
 //    has the new text (weft only: SimpleServer has no disk).
 //  - idle: 1,000 idle joined connections: server RSS and thread growth.
@@ -108,15 +111,16 @@ import { WebSocket } from 'ws';
 // itself. Times are process.hrtime (CLOCK_MONOTONIC), the same in every
 // thread. An update is known by the marker it inserts (see fanoutWorker).
 const kClientsMode = process.env.SYNC_BENCH_CLIENTS || 'merging';
+const kSecondMode = process.env.SYNC_BENCH_SECOND_LOAD ?? 'concurrent';
 const kWorkers = Math.max(1, Number(process.env.SYNC_BENCH_WORKERS || os.cpus().length));
 
-async function fanout(server) {
+async function fanout(server, mode = kClientsMode) {
   if (kClients % kWorkers !== 0) throw new Error(`${kClients} clients do not split over ${kWorkers} workers`);
   const counter = new Int32Array(new SharedArrayBuffer(4));  // receipts since the last reset
   const workers = [];
   for (let w = 0; w < kWorkers; ++w) {
     const worker = new Worker(new URL(import.meta.url), {
-      workerData: { fanoutWorker: true, w, workers: kWorkers, clients: kClients, port: server.port,
+      workerData: { fanoutWorker: true, mode, w, workers: kWorkers, clients: kClients, port: server.port,
                     room: server.room, token, counter: counter.buffer, rate: kUpdatesPerSecond },
     });
     workers.push(worker);
@@ -183,7 +187,7 @@ async function fanout(server) {
     delivered_ratio: +(latencies.length / expectedDeliveries).toFixed(4),
     relay_p50_ms: +percentile(latencies, 0.5).toFixed(2), relay_p99_ms: +percentile(latencies, 0.99).toFixed(2),
     cpu_us_per_update: +((cpu1 - cpu0) * 1000 / updates).toFixed(1),
-    load: kClientsMode, client_cpu_us_per_update: +((clientCpu1 - clientCpu0) * 1000 / updates).toFixed(1),
+    load: mode, client_cpu_us_per_update: +((clientCpu1 - clientCpu0) * 1000 / updates).toFixed(1),
   };
 }
 
@@ -217,18 +221,20 @@ async function fanoutWorker(data) {
   // Update n inserts the marker "#n;", which the receivers find in the bytes
   // (Loro stores inserted text as is), so an update is known however the
   // server re-encodes it.
-  const mode = kClientsMode;
+  const mode = data.mode;
   if (!['merging', 'forked', 'concurrent'].includes(mode)) throw new Error(`SYNC_BENCH_CLIENTS=${mode}?`);
   const kRefreshMs = Number(process.env.SYNC_BENCH_REFRESH_MS || 500);
   const view = new LoroDoc();
   const viewText = view.getText('content');
   const merged = new Set();  // markers the view holds
+  let runBase = 0;           // the first update number of the current run
   const kMarker = /#(\d+);/g;
   class TimingAdaptor {
     constructor(peer, index) {
       this.crdtType = '%LOR';
       this.peer = BigInt(peer);
       this.index = index;
+      this.got = new Uint8Array(0);  // the run's updates received, by number - runBase
       if (mode === 'merging') {
         this.doc = view;
         this.text = viewText;
@@ -259,7 +265,14 @@ async function fanoutWorker(data) {
           const n = Number(m[1]);
           recvKeys.push(n * 128 + this.index);
           recvTimes.push(now);
-          ++received;
+          // What the main thread waits for: the first receipt of each of the
+          // run's updates but the receiver's own (a server may send an update
+          // again, or back to its sender, and those are no deliveries).
+          const k = n - runBase;
+          if (k >= 0 && k < this.got.length && k % total !== this.index && !this.got[k]) {
+            this.got[k] = 1;
+            ++received;
+          }
           if (!merged.has(n)) { merged.add(n); isFresh = true; }
         }
         if (isFresh) fresh.push(u);
@@ -309,6 +322,9 @@ async function fanoutWorker(data) {
       parentPort.postMessage('joined');
     } else if (msg.cmd === 'run') {
       let n = 0, sent = 0;
+      runBase = msg.base;
+      const count = Math.ceil(msg.seconds * rate) + 1;
+      for (const a of mine.values()) a.got = new Uint8Array(count);
       while (nowMs() < msg.start) await sleep(1);
       for (;;) {
         const elapsed = nowMs() - msg.start;
@@ -379,6 +395,10 @@ if (!isMainThread) {
   if (process.env.SYNC_BENCH_SKIP_PEER !== '1') {  // (for profiling weft alone)
     const peer = await startPeer();
     try { result.peer = { fanout: await fanout(peer), idle: await idle(peer) }; } finally { peer.cleanup(); }
+    if (kSecondMode) {
+      const again = await startPeer();
+      try { result.peer.fanout2 = await fanout(again, kSecondMode); } finally { again.cleanup(); }
+    }
   }
   if (weftBinary !== '-') {
     const weft = await startWeft();
@@ -387,6 +407,10 @@ if (!isMainThread) {
       const disk = await diskToClient(weft);
       result.weft = { fanout: await fanout(weft), disk, idle: await idle(weft) };
     } finally { weft.cleanup(); }
+    if (kSecondMode) {
+      const again = await startWeft();
+      try { result.weft.fanout2 = await fanout(again, kSecondMode); } finally { again.cleanup(); }
+    }
   }
   console.log(JSON.stringify(result));
   process.exit(0);
