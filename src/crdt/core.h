@@ -355,8 +355,8 @@ class DocCore {
   }
   // A local commit, or an imported change that continues the log's last
   // change, merges into it only while it holds fewer ops than this. Past it
-  // the change's op array would grow by copying it whole, doubling (a typing session's
-  // change: ~8,000 ops, 450 KB, copied over again to get there); instead the
+  // the change's op array would grow by copying it whole, doubling (a typing
+  // session's change: ~8,000 ops, 450 KB, copied over again to get there); instead the
   // next commit opens a change that reserves this many ops at once, so a long
   // session's ops are never copied. Change boundaries carry no meaning: the
   // encoder joins such changes again (ColumnWriter::continues_open).

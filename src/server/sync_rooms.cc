@@ -721,7 +721,9 @@ struct SyncRooms::Impl {
       for (size_t k = 0; k < applied.size() && k < origin.size(); ++k) {
         const auto [i, j] = origin[k];
         if (!applied[k].ok()) {
-          if (status[i] == UpdateStatus::kOk) status[i] = status_for_apply_error(applied[k].status());
+          if (status[i] == UpdateStatus::kOk) {
+            status[i] = status_for_apply_error(applied[k].status());
+          }
           continue;
         }
         updates_applied.fetch_add(1, std::memory_order_relaxed);
@@ -736,7 +738,9 @@ struct SyncRooms::Impl {
       }
     }
     // The Acks go first, as loro-websocket's SimpleServer does.
-    for (size_t i = 0; i < batch.size(); ++i) ack(*batch[i].conn, key, batch[i].batch_id, status[i]);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      ack(*batch[i].conn, key, batch[i].batch_id, status[i]);
+    }
     // A batch's updates go out together: each member gets those it did not
     // send in one message, at once or at the relay window's end.
     const Clock::time_point t = now();
@@ -745,7 +749,9 @@ struct SyncRooms::Impl {
       if (accepted[i].empty()) continue;
       Intake& in = batch[i];
       if (!in.fragmented) {
-        for (auto& u : accepted[i]) add_to_outbox_locked(*room, in.conn->id, std::move(u), in.batch_id);
+        for (auto& u : accepted[i]) {
+          add_to_outbox_locked(*room, in.conn->id, std::move(u), in.batch_id);
+        }
       } else if (auto fs = encode_update_frames(key.crdt, key.room_id, accepted[i].front(),
                                                 in.batch_id);
                  fs.ok()) {
@@ -1129,7 +1135,9 @@ size_t SyncRooms::publish(const RoomKey& key, std::string_view update) {
   std::lock_guard rk(room->mu);
   if (room->dead) return 0;
   if (key.crdt == CrdtType::kEphemeralPersisted) impl_->remember_eps(*room, update);
-  if (frames->size() == 1) return impl_->relay_updates(room, 0, {std::string(update)}, fresh_batch_id());
+  if (frames->size() == 1) {
+    return impl_->relay_updates(room, 0, {std::string(update)}, fresh_batch_id());
+  }
   impl_->flush_outbox_locked(*room);
   return impl_->fan_out(*room, *frames, 0);
 }

@@ -720,7 +720,9 @@ TEST_F(SyncRoomsTest, ConcurrentWritersAllConverge) {
     for (const auto& m : clients[w].sink->take()) {
       if (m.type() == MessageType::kAck) ++acks;
       // Updates that arrived together may come in one DocUpdate.
-      if (m.type() == MessageType::kDocUpdate) updates += std::get<DocUpdate>(m.body).updates.size();
+      if (m.type() == MessageType::kDocUpdate) {
+        updates += std::get<DocUpdate>(m.body).updates.size();
+      }
     }
     EXPECT_EQ(acks, size_t{kUpdates});
     EXPECT_EQ(updates, size_t{(kWriters - 1) * kUpdates});

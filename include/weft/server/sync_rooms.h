@@ -40,8 +40,8 @@
 // and, with a relay window, sends the rooms' waiting relays from another
 // when their windows end. Frames of one connection must be fed in order and
 // not concurrently (one reader per socket). Locks: one for the registry, one
-// per room (held across backend calls and the fan-out, so a room's updates reach
-// every member in the order they were applied), one per connection (held while
+// per room (held across backend calls and the fan-out, so a room's updates
+// reach every member in the order they were applied), one per connection (held while
 // its sink is called, so its frames are sent in order). SyncConnection and
 // SyncBackend methods are called with these locks held: they must not block
 // for long and must not call back into SyncRooms on the same thread.
