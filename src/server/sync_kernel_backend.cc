@@ -32,12 +32,11 @@ struct Held {
   std::chrono::steady_clock::time_point since;
 };
 
-// A room's held updates, in arrival order, and the block's history version
-// as the last apply saw it.
+// A room's held updates, in arrival order (the block's version they are
+// checked against is Impl::versions).
 struct HeldRoom {
   std::vector<Held> waiting;
   size_t bytes = 0;
-  crdt::VersionVector version;
 };
 
 // How many links of a chain of held updates one retry takes out at most
@@ -64,7 +63,8 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
   HeldUpdateLimits limits;
   std::map<std::string, HeldRoom> held;  // by block id
   // Each synced block's version as the applies saw it (changes from other
-  // sources may have raised it since): what apply_batch checks needs on.
+  // sources may have raised it since): what held updates and apply_batch
+  // check their needs on.
   std::map<std::string, crdt::VersionVector> versions;
   size_t held_bytes = 0;                 // of all rooms
   std::chrono::steady_clock::time_point next_sweep{};
@@ -156,17 +156,15 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
   void saw_version_locked(const std::string& block_id, std::string_view bytes) {
     if (bytes.empty()) return;
     auto vv = crdt::decode_loro_version_vector(bytes);
-    if (!vv.ok()) return;
-    versions[block_id].merge(*vv);
-    auto it = held.find(block_id);
-    if (it != held.end()) it->second.version.merge(*vv);
+    if (vv.ok()) versions[block_id].merge(*vv);
   }
 
   // Holds `h` in `block_id`'s room with the block's version `seen` (at its
   // failed import). False when a bound refuses it. Caller holds mu.
   bool hold_locked(const std::string& block_id, Held h, std::string_view seen) {
+    saw_version_locked(block_id, seen);
+    const crdt::VersionVector& version = versions[block_id];
     HeldRoom& room = held[block_id];
-    if (auto vv = crdt::decode_loro_version_vector(seen); vv.ok()) room.version.merge(*vv);
     const auto now = std::chrono::steady_clock::now();
     expire_locked(room, now);
     const size_t n = h.update.size();
@@ -177,7 +175,7 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
     }
     // Its needs already there (an estimate the import disagreed with): it is
     // tried again once the version grows.
-    if (room.version.includes(h.needs)) h.tried = room.version;
+    if (version.includes(h.needs)) h.tried = version;
     if (h.since == std::chrono::steady_clock::time_point{}) h.since = now;
     room.bytes += n;
     held_bytes += n;
@@ -202,16 +200,17 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
     auto it = held.find(block_id);
     if (it == held.end()) return due;
     HeldRoom& room = it->second;
+    const crdt::VersionVector& version = versions[block_id];
     std::vector<Held>& waiting = room.waiting;
     const auto now = std::chrono::steady_clock::now();
     enum : uint8_t { kKeep, kDrop, kDue };
     std::vector<uint8_t> state(waiting.size(), kKeep);
     for (size_t i = 0; i < waiting.size(); ++i) {
       const Held& h = waiting[i];
-      if (now - h.since >= limits.held_for || room.version.includes(h.end)) state[i] = kDrop;
+      if (now - h.since >= limits.held_for || version.includes(h.end)) state[i] = kDrop;
     }
     std::vector<size_t> order;
-    crdt::VersionVector v = room.version;  // with the updates taken so far
+    crdt::VersionVector v = version;  // with the updates taken so far
     if (extra) v.merge(*extra);
     for (int round = 0; round < kDueRounds; ++round) {
       const size_t before = order.size();
@@ -301,12 +300,11 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
     info = crdt::inspect_loro_update(update);
     if (!info->ok()) return std::nullopt;
     std::vector<Held> due;
-    crdt::VersionVector version;
     {
       std::lock_guard lock(mu);
-      auto it = held.find(block_id);
-      if (it == held.end() || !it->second.version.includes((*info)->needs)) return std::nullopt;
-      version = it->second.version;
+      if (!held.count(block_id) || !versions[block_id].includes((*info)->needs)) {
+        return std::nullopt;
+      }
       due = take_due_locked(block_id, &(*info)->end);
     }
     size_t run = 0;
@@ -330,7 +328,6 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
     }
     // Back where they were; the caller applies the update alone.
     std::lock_guard lock(mu);
-    if (!due.empty()) held[block_id].version.merge(version);
     for (auto& h : due) (void)hold_locked(block_id, std::move(h), "");
     return std::nullopt;
   }
@@ -351,6 +348,28 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
     return true;
   }
 
+  // Imports `update` from `identity`, which the caller relays to the room's
+  // members when it changed the block: the publisher waits meanwhile, and
+  // counts it as published.
+  Result<kernel::SyncApplied> apply_relayed(kernel::Kernel& k, const std::string& block_id,
+                                            std::string_view update,
+                                            std::string_view identity) {
+    source::Attribution who{origin_of(identity), "live sync", std::nullopt};
+    {
+      std::lock_guard lock(mu);
+      ++applying[block_id];
+    }
+    auto r = k.sync_apply_tracked(block_id, update, who);
+    std::lock_guard lock(mu);
+    if (--applying[block_id] == 0) applying.erase(block_id);
+    if (r.ok() && r->changed) {
+      relayed(block_id, r->version_before, r->version_after);
+      saw_version_locked(block_id, r->version_after);
+    }
+    cv.notify_all();
+    return r;
+  }
+
   // updates[at[0]], updates[at[1]], ... (one person's, each with its end in
   // `ends`) as one import: a result per update, or nullopt when the import
   // did not take them all (nothing changed then).
@@ -362,21 +381,7 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
     for (size_t i : at) parts.push_back(updates[i].update);
     auto joined = crdt::join_loro_updates(parts);
     if (!joined.ok()) return std::nullopt;
-    source::Attribution who{origin_of(updates[at.front()].identity), "live sync", std::nullopt};
-    {
-      std::lock_guard lock(mu);
-      ++applying[block_id];
-    }
-    auto r = k.sync_apply_tracked(block_id, *joined, who);
-    {
-      std::lock_guard lock(mu);
-      if (--applying[block_id] == 0) applying.erase(block_id);
-      if (r.ok() && r->changed) {
-        relayed(block_id, r->version_before, r->version_after);
-        saw_version_locked(block_id, r->version_after);
-      }
-      cv.notify_all();
-    }
+    auto r = apply_relayed(k, block_id, *joined, updates[at.front()].identity);
     if (!r.ok() || r->waiting) return std::nullopt;
     // An update changed the block unless the block, or one before it in the
     // run, already had all of it.
@@ -508,21 +513,7 @@ Result<bool> KernelSyncBackend::apply(const sync::RoomKey& room, std::string_vie
   if (auto with_held = impl_->apply_with_held(*k, room.room_id, update, identity, info)) {
     return *std::move(with_held);
   }
-  source::Attribution who{origin_of(identity), "live sync", std::nullopt};
-  {
-    std::lock_guard lock(impl_->mu);
-    ++impl_->applying[room.room_id];
-  }
-  auto applied = k->sync_apply_tracked(room.room_id, update, who);
-  {
-    std::lock_guard lock(impl_->mu);
-    if (--impl_->applying[room.room_id] == 0) impl_->applying.erase(room.room_id);
-    if (applied.ok() && applied->changed) {
-      impl_->relayed(room.room_id, applied->version_before, applied->version_after);
-      impl_->saw_version_locked(room.room_id, applied->version_after);
-    }
-    impl_->cv.notify_all();
-  }
+  auto applied = impl_->apply_relayed(*k, room.room_id, update, identity);
   if (!applied.ok()) return applied.status();
   if (applied->waiting) {
     // Not relayed now: the publisher sends it once it applies.

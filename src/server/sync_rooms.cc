@@ -69,29 +69,34 @@ std::string must_encode(const Message& m) {
 }
 
 // Frames for a list of updates: consecutive small updates share a DocUpdate
-// frame; an update too large for a frame goes as fragments.
-std::vector<std::string> pack_updates(const RoomKey& key, const std::vector<std::string>& updates) {
+// frame; an update too large for a frame goes as fragments. A frame carries
+// the batch id of its first update from `ids` (one per update) when given,
+// else a fresh one.
+std::vector<std::string> pack_updates(const RoomKey& key, const std::vector<std::string>& updates,
+                                      const std::vector<BatchId>* ids = nullptr) {
   std::vector<std::string> frames;
   DocUpdate pending;
   size_t pending_bytes = 0;
   auto flush = [&] {
     if (pending.updates.empty()) return;
-    pending.batch_id = fresh_batch_id();
     frames.push_back(must_encode(Message{key.crdt, key.room_id, std::move(pending)}));
     pending = DocUpdate{};
     pending_bytes = 0;
   };
-  for (const auto& u : updates) {
+  auto id_of = [&](size_t i) { return ids ? (*ids)[i] : fresh_batch_id(); };
+  for (size_t i = 0; i < updates.size(); ++i) {
+    const std::string& u = updates[i];
     if (u.empty()) continue;
     if (u.size() > kFragmentBytes) {
       flush();
-      auto fs = encode_update_frames(key.crdt, key.room_id, u, fresh_batch_id());
+      auto fs = encode_update_frames(key.crdt, key.room_id, u, id_of(i));
       if (fs.ok()) {
         for (auto& f : *fs) frames.push_back(std::move(f));
       }
       continue;
     }
     if (pending_bytes + u.size() + 5 + kEnvelopeSlack > kMaxMessageBytes) flush();
+    if (pending.updates.empty()) pending.batch_id = id_of(i);
     pending.updates.push_back(u);
     pending_bytes += u.size() + 5;
   }
@@ -346,15 +351,22 @@ struct SyncRooms::Impl {
   size_t relay_updates(const std::shared_ptr<Room>& room, ConnectionId from,
                        const std::vector<std::string>& updates, const BatchId& batch_id) {
     const Clock::time_point t = now();
-    if (relays_now_locked(*room, t)) {
-      room->last_relay = t;
-      std::vector<std::string> frames{
-          must_encode(Message{room->key.crdt, room->key.room_id, DocUpdate{updates, batch_id}})};
-      return fan_out(*room, frames, from);
-    }
+    const bool at_once = relays_now_locked(*room, t);
     for (const auto& u : updates) add_to_outbox_locked(*room, from, u, batch_id);
-    schedule_outbox_locked(room, t);
-    return room->members.size() - room->members.count(from);
+    const size_t to = room->members.size() - room->members.count(from);
+    release_outbox_locked(room, t, at_once);
+    return to;
+  }
+
+  // Sends the outbox now (`at_once`, from relays_now_locked before it
+  // grew) or at its window's end.
+  void release_outbox_locked(const std::shared_ptr<Room>& room, Clock::time_point t,
+                             bool at_once) {
+    if (at_once) {
+      flush_outbox_locked(*room);
+    } else {
+      schedule_outbox_locked(room, t);
+    }
   }
 
   void add_to_outbox_locked(Room& room, ConnectionId from, std::string update, const BatchId& id) {
@@ -379,28 +391,18 @@ struct SyncRooms::Impl {
     flush_cv.notify_all();
   }
 
-  // DocUpdate frames for the outbox's updates but those from `skip`, in
-  // order, each under the frame limit and with the batch id of its first.
+  // Frames for the outbox's updates but those from `skip` (0: none), in
+  // order, each frame with the batch id its first update came with.
   std::vector<std::string> outbox_frames(const Room& room, const std::vector<Outgoing>& out,
                                          ConnectionId skip) {
-    std::vector<std::string> frames;
-    DocUpdate pending;
-    size_t bytes = 0;
-    auto close = [&] {
-      if (pending.updates.empty()) return;
-      frames.push_back(must_encode(Message{room.key.crdt, room.key.room_id, std::move(pending)}));
-      pending = DocUpdate{};
-      bytes = 0;
-    };
+    std::vector<std::string> updates;
+    std::vector<BatchId> ids;
     for (const auto& o : out) {
-      if (o.from == skip && skip != 0) continue;
-      if (bytes + o.update.size() + 5 + kEnvelopeSlack > kMaxMessageBytes) close();
-      if (pending.updates.empty()) pending.batch_id = o.batch_id;
-      pending.updates.push_back(o.update);
-      bytes += o.update.size() + 5;
+      if (skip != 0 && o.from == skip) continue;
+      updates.push_back(o.update);
+      ids.push_back(o.batch_id);
     }
-    close();
-    return frames;
+    return pack_updates(room.key, updates, &ids);
   }
 
   // Sends the room's waiting relays: to each member one DocUpdate (or as few
@@ -760,11 +762,7 @@ struct SyncRooms::Impl {
         fan_out(*room, *fs, in.conn->id);
       }
     }
-    if (at_once) {
-      flush_outbox_locked(*room);
-    } else {
-      schedule_outbox_locked(room, t);
-    }
+    release_outbox_locked(room, t, at_once);
   }
 
   void refuse_batch_locked(Conn& c, const RoomKey& key, const BatchId& id) {
@@ -1130,16 +1128,21 @@ size_t SyncRooms::publish(const RoomKey& key, std::string_view update) {
   if (update.empty()) return 0;
   std::shared_ptr<Room> room = impl_->find_room(key);
   if (!room) return 0;
-  auto frames = encode_update_frames(key.crdt, key.room_id, update, fresh_batch_id());
-  if (!frames.ok()) return 0;
+  // Fragments when too large for a frame; else within the relay window.
+  std::vector<std::string> fragments;
+  if (update.size() > kFragmentBytes) {
+    auto frames = encode_update_frames(key.crdt, key.room_id, update, fresh_batch_id());
+    if (!frames.ok()) return 0;
+    fragments = std::move(frames).value();
+  }
   std::lock_guard rk(room->mu);
   if (room->dead) return 0;
   if (key.crdt == CrdtType::kEphemeralPersisted) impl_->remember_eps(*room, update);
-  if (frames->size() == 1) {
+  if (fragments.empty()) {
     return impl_->relay_updates(room, 0, {std::string(update)}, fresh_batch_id());
   }
   impl_->flush_outbox_locked(*room);
-  return impl_->fan_out(*room, *frames, 0);
+  return impl_->fan_out(*room, fragments, 0);
 }
 
 size_t SyncRooms::evict(const RoomKey& key, RoomErrorCode code, std::string_view message) {
