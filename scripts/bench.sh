@@ -17,6 +17,9 @@
 #                                     1 MB reconcile; JSON lines, one per measurement
 #   scripts/bench.sh web --json       the web page in headless chromium: opening a 1 MB
 #                                     file, agent edit -> page latency, bundle size
+#   scripts/bench.sh fanin --json [--lags 20,200,1000,3000]
+#                                     a sync room's doc importing 100 editors' updates
+#                                     merged late: kept tracker vs partial replays only
 # A suite is bench/<name>.sh when that exists, else the binary weft_<name>_bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -88,6 +88,9 @@ struct TestOptions {
   // before the lowest position its ops reach (PartialTracker::skip), so a
   // later op of the import a little lower still fits (tests: 0, the edge).
   size_t partial_skip_margin = 1024;
+  // A concurrent op whose partial replay would replay at least this many
+  // changes gets the whole tracker instead, kept for good (begin_partial).
+  size_t keep_tracker_changes = 256;
   // Verify the tracker's prepare state from scratch before every sequence op
   // (Seq::check_prepare; O(elements) per op).
   bool check_tracker = false;
@@ -98,9 +101,10 @@ struct TestOptions {
 
 // For tests and benchmarks: partial trackers begun, how many of them left
 // base units out (PartialTracker::skip), and how many gave way to the whole
-// tracker (an op older than their base or below their skip, an anchor).
+// tracker (an op older than their base or below their skip, an anchor),
+// and how many replays were long enough to keep the whole tracker instead.
 struct PartialStats {
-  uint64_t begun = 0, skipped = 0, whole = 0;
+  uint64_t begun = 0, skipped = 0, whole = 0, kept = 0;
 };
 
 struct DecodedBody;  // binary_codec.h
@@ -230,7 +234,8 @@ class DocCore {
   // is a style anchor or a local transaction is open. `op_low`: the lowest
   // position the op reaches (partial_low); the units of the state at `base`
   // that no op to replay reaches are left out of the tracker
-  // (PartialTracker::skip).
+  // (PartialTracker::skip). A replay of keep_tracker_changes or more (on
+  // the live state) gives the container its whole tracker for good instead.
   // REQUIRES: s.containers[idx] holds a plain state.
   Status begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int64_t op_low);
   // The log indexes of the changes holding units in (from, to], peer by peer

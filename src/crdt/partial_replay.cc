@@ -116,6 +116,20 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int6
     }
   }
 
+  // Editors who keep typing while they merge each other's edits late never
+  // share a version again: each concurrent op's base then lowers to the last
+  // moment they did, and the replay grows with the history. A replay of that
+  // many changes (not one long paste) gives the container its whole tracker,
+  // kept: from then on a concurrent op costs only the moves between its
+  // version and the last.
+  if (&s == state.get() && spans.size() >= test_.keep_tracker_changes) {
+    WEFT_RETURN_IF_ERROR(materialize(s));
+    SeqState& whole = s.containers[idx]->sequence();
+    if (whole.is_temporary()) whole.keep_tracker();
+    ++partial_stats_.kept;
+    return Status();
+  }
+
   // The base units before `skip` are left out (see PartialTracker::skip).
   // The state at `base` holds at least the units now less those inserted
   // since, so they exist there.

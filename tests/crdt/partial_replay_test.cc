@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "crdt/core_access.h"
@@ -84,8 +85,11 @@ void sync(ReplayReplica& from, ReplayReplica& to) {
   RC_ASSERT(to.whole.import(from.whole.export_updates(to.whole.oplog_version())).ok());
   RC_ASSERT(to.partial.to_json_string() == to.whole.to_json_string());
   // (By id: get_text / get_list would make the roots appear in to_json.)
-  RC_ASSERT(is_plain(to.partial, ContainerId::root("t", ContainerType::kText)));
-  RC_ASSERT(is_plain(to.partial, ContainerId::root("l", ContainerType::kList)));
+  // A container whose replay was long enough keeps its whole tracker.
+  if (to.partial.core()->partial_stats().kept == 0) {
+    RC_ASSERT(is_plain(to.partial, ContainerId::root("t", ContainerType::kText)));
+    RC_ASSERT(is_plain(to.partial, ContainerId::root("l", ContainerType::kList)));
+  }
   RC_ASSERT(plain_structure(to.partial) == "");
 }
 
@@ -100,7 +104,13 @@ RC_GTEST_PROP(PartialReplay, MatchesTheWholeTracker, ()) {
   // How far below its ops' lowest position a partial tracker starts (0, the
   // edge, in most cases: the documents here are short).
   const size_t margin = *rc::gen::element<size_t>(0, 0, 1, 4, 1024);
-  for (auto& r : rs) test_options(r->partial).partial_skip_margin = margin;
+  // How many changes a replay keeps the whole tracker at (the default, or
+  // few enough that the trackers are kept in many cases).
+  const size_t keep = *rc::gen::element<size_t>(256, 256, 1, 2, 6);
+  for (auto& r : rs) {
+    test_options(r->partial).partial_skip_margin = margin;
+    test_options(r->partial).keep_tracker_changes = keep;
+  }
   // Half the cases start from a shared text of a few hundred units, so that
   // edits often lie far from its start (where trackers leave units out).
   if (*rc::gen::arbitrary<bool>()) {
@@ -136,12 +146,14 @@ RC_GTEST_PROP(PartialReplay, MatchesTheWholeTracker, ()) {
       if (i != j) sync(*rs[i], *rs[j]);
     }
   }
-  uint64_t begun = 0, skipped = 0, whole = 0;
+  uint64_t begun = 0, skipped = 0, whole = 0, kept = 0;
   for (auto& r : rs) {
     begun += r->partial.core()->partial_stats().begun;
     skipped += r->partial.core()->partial_stats().skipped;
     whole += r->partial.core()->partial_stats().whole;
+    kept += r->partial.core()->partial_stats().kept;
   }
+  RC_CLASSIFY(kept > 0, "a long replay kept the whole tracker");
   RC_CLASSIFY(begun > 0, "partial trackers merged");
   RC_CLASSIFY(skipped > 0, "a partial tracker left base units out");
   RC_CLASSIFY(whole > 0, "a partial tracker gave way to the whole one");
@@ -162,6 +174,55 @@ RC_GTEST_PROP(PartialReplay, MatchesTheWholeTracker, ()) {
     if (converged.empty()) converged = fresh.to_json_string();
     RC_ASSERT(fresh.to_json_string() == converged);
   }
+}
+
+// Two groups of editors who keep typing while each merges the other's
+// edits late never share a version again, so a partial replay would reach
+// back to the start of the history at every import. The room's text keeps
+// its whole tracker after the first long replay, stays equal to a doc that
+// only ever uses the whole tracker, and takes local edits after.
+TEST(PartialReplayTest, EditorsWhoMergeLateKeepTheWholeTracker) {
+  Doc room(7), whole(8);
+  test_options(room).keep_tracker_changes = 16;
+  test_options(whole).partial_enabled = false;
+  Doc group[2] = {Doc(1), Doc(2)};
+  std::vector<std::pair<int, std::string>> sent;  // (group, update)
+  size_t merged[2] = {0, 0}, delivered = 0;
+  const ContainerId text_id = room.get_text("t").id();
+  for (int n = 0; n < 400; ++n) {
+    Doc& g = group[n % 2];
+    const auto from = g.oplog_version();
+    TextRef t = g.get_text("t");
+    ASSERT_TRUE(t.insert(t.len() * static_cast<size_t>(n % 7) / 7, "#" + std::to_string(n)).ok());
+    ASSERT_TRUE(g.commit().ok());
+    sent.emplace_back(n % 2, g.export_updates(from));
+    // Each group merges the other's updates 10 steps late; the room gets
+    // every update 3 at a time.
+    for (int k = 0; k < 2; ++k) {
+      for (; merged[k] + 10 < sent.size(); ++merged[k]) {
+        if (sent[merged[k]].first != k) {
+          ASSERT_TRUE(group[k].import(sent[merged[k]].second).ok());
+        }
+      }
+    }
+    if (sent.size() - delivered == 3) {
+      for (; delivered < sent.size(); ++delivered) {
+        ASSERT_TRUE(room.import(sent[delivered].second).ok());
+        ASSERT_TRUE(whole.import(sent[delivered].second).ok());
+      }
+      ASSERT_EQ(room.to_json_string(), whole.to_json_string()) << n;
+    }
+  }
+  const detail::PartialStats& stats = room.core()->partial_stats();
+  EXPECT_EQ(stats.kept, 1u);
+  EXPECT_FALSE(is_plain(room, text_id));
+  testing::check_doc(room);
+  ASSERT_TRUE(room.get_text("t").insert(3, "local").ok());
+  ASSERT_TRUE(whole.get_text("t").insert(3, "local").ok());
+  ASSERT_TRUE(room.commit().ok());
+  ASSERT_TRUE(whole.commit().ok());
+  EXPECT_EQ(room.to_json_string(), whole.to_json_string());
+  testing::check_doc(room);
 }
 
 TEST(PartialReplayTest, ConcurrentImportLeavesAPlainStateWithIds) {
