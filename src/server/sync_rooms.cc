@@ -197,6 +197,7 @@ struct Room {
   std::vector<Outgoing> outbox;
   size_t outbox_bytes = 0;
   Clock::time_point last_relay{};
+  Clock::duration window{-1};  // the relay window now (see relay_window_max); <0: not set
   bool flush_scheduled = false;
 };
 
@@ -341,7 +342,27 @@ struct SyncRooms::Impl {
   // Whether the room relays at once: it relayed nothing within the window.
   bool relays_now_locked(const Room& room, Clock::time_point t) const {
     return opt.relay_window.count() <= 0 ||
-           (room.outbox.empty() && t - room.last_relay >= opt.relay_window);
+           (room.outbox.empty() && t - room.last_relay >= window_of(room));
+  }
+
+  Clock::duration window_of(const Room& room) const {
+    if (room.window.count() >= 0) return room.window;
+    return std::chrono::duration_cast<Clock::duration>(opt.relay_window);
+  }
+
+  // After a window that ended with `updates` relayed: a busy room's window
+  // doubles (up to relay_window_max), a quiet one's halves (down to
+  // relay_window). Caller holds room.mu.
+  void adapt_window_locked(Room& room, size_t updates) const {
+    const auto least = std::chrono::duration_cast<Clock::duration>(opt.relay_window);
+    const auto most = std::max(
+        least, std::chrono::duration_cast<Clock::duration>(opt.relay_window_max));
+    const Clock::duration w = window_of(room);
+    if (updates >= opt.relay_window_busy_updates) {
+      room.window = std::min(most, w * 2);
+    } else if (updates * 4 <= opt.relay_window_busy_updates) {
+      room.window = std::max(least, w / 2);
+    }
   }
 
   // Relays `updates` of `room` from connection `from` (0: another source) to
@@ -380,7 +401,7 @@ struct SyncRooms::Impl {
     if (room->outbox_bytes >= kMaxOutboxBytes) return flush_outbox_locked(*room);
     if (room->flush_scheduled || room->outbox.empty()) return;
     room->flush_scheduled = true;
-    const auto window = std::chrono::duration_cast<Clock::duration>(opt.relay_window);
+    const Clock::duration window = window_of(*room);
     const auto left = std::clamp<Clock::duration>(window - (t - room->last_relay),
                                                   Clock::duration::zero(), window);
     {
@@ -413,6 +434,7 @@ struct SyncRooms::Impl {
     std::vector<Outgoing> out = std::move(room.outbox);
     room.outbox.clear();
     room.outbox_bytes = 0;
+    if (opt.relay_window.count() > 0) adapt_window_locked(room, out.size());
     std::set<ConnectionId> senders;
     for (const auto& o : out) senders.insert(o.from);
     const std::vector<std::string> shared = outbox_frames(room, out, 0);

@@ -168,6 +168,27 @@ class SyncRoomsTest : public ::testing::Test {
     std::shared_ptr<Sink> sink;
   };
 
+  // The updates of the DocUpdates among `ms`, in order.
+  static std::vector<std::string> updates_of(const std::vector<Message>& ms) {
+    std::vector<std::string> out;
+    for (const auto& m : ms) {
+      if (m.type() != MessageType::kDocUpdate) continue;
+      for (const auto& u : std::get<DocUpdate>(m.body).updates) out.push_back(u);
+    }
+    return out;
+  }
+
+  // What `m` receives next, waiting up to 2 s (relays due at a window's end
+  // go out on the flusher's thread).
+  static std::vector<Message> wait_for(Client& m) {
+    for (int i = 0; i < 400; ++i) {
+      auto got = m.sink->take();
+      if (!got.empty()) return got;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return {};
+  }
+
   Client open(Permission p = Permission::kWrite, std::string token = "secret") {
     auto sink = std::make_shared<Sink>();
     auto id = rooms_->connect(ConnectionInfo{"user", token_permission(std::move(token), p), sink});
@@ -488,22 +509,6 @@ TEST_F(SyncRoomsTest, RelayWindowSendsABusyRoomsUpdatesTogether) {
   make(o, /*windowed=*/true);
   auto a = open(), b = open(), c = open();
   for (auto* m : {&a, &b, &c}) join(*m, CrdtType::kLoro, "r");
-  const auto updates_of = [](const std::vector<Message>& ms) {
-    std::vector<std::string> out;
-    for (const auto& m : ms) {
-      if (m.type() != MessageType::kDocUpdate) continue;
-      for (const auto& u : std::get<DocUpdate>(m.body).updates) out.push_back(u);
-    }
-    return out;
-  };
-  const auto wait_for = [](Client& m) {
-    for (int i = 0; i < 400; ++i) {
-      auto got = m.sink->take();
-      if (!got.empty()) return got;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return std::vector<Message>{};
-  };
   // Quiet: at once.
   update(a, CrdtType::kLoro, "r", {"u1"}, 1);
   EXPECT_EQ(updates_of(b.sink->take()), std::vector<std::string>{"u1"});
@@ -543,6 +548,33 @@ TEST_F(SyncRoomsTest, RelayWindowSendsABusyRoomsUpdatesTogether) {
   // A room with relays still waiting can go away with its server.
   update(a, CrdtType::kLoro, "r", {"u6"}, 6);
   rooms_.reset();
+}
+
+// A window that ends with many updates doubles the room's window (up to
+// relay_window_max); a quiet one halves it again.
+TEST_F(SyncRoomsTest, ABusyRoomsRelayWindowGrowsAndShrinksAgain) {
+  SyncOptions o;
+  o.relay_window = std::chrono::milliseconds(20);
+  o.relay_window_max = std::chrono::milliseconds(80);
+  o.relay_window_busy_updates = 4;
+  make(o, /*windowed=*/true);
+  auto a = open(), b = open();
+  for (auto* m : {&a, &b}) join(*m, CrdtType::kLoro, "r");
+  update(a, CrdtType::kLoro, "r", {"u1"}, 1);
+  EXPECT_EQ(updates_of(b.sink->take()), std::vector<std::string>{"u1"});
+  // Four updates within the window go out together, and the window doubles.
+  for (uint8_t i = 2; i <= 5; ++i) update(a, CrdtType::kLoro, "r", {"u" + std::to_string(i)}, i);
+  EXPECT_TRUE(updates_of(b.sink->take()).empty());
+  EXPECT_EQ(updates_of(wait_for(b)), (std::vector<std::string>{"u2", "u3", "u4", "u5"}));
+  // 30 ms after that relay the room is still within its 40 ms window: it waits.
+  advance(std::chrono::milliseconds(30));
+  update(a, CrdtType::kLoro, "r", {"u6"}, 6);
+  EXPECT_TRUE(updates_of(b.sink->take()).empty());
+  EXPECT_EQ(updates_of(wait_for(b)), std::vector<std::string>{"u6"});
+  // That window held one update: back to 20 ms, and 30 ms later at once.
+  advance(std::chrono::milliseconds(30));
+  update(a, CrdtType::kLoro, "r", {"u7"}, 7);
+  EXPECT_EQ(updates_of(b.sink->take()), std::vector<std::string>{"u7"});
 }
 
 TEST_F(SyncRoomsTest, JoinRepliesMayExceedTheOutboundCap) {

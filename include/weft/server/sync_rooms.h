@@ -179,6 +179,13 @@ struct SyncOptions {
   // (loro-adaptors imports a message's updates in one importBatch). Zero
   // relays every update at once.
   std::chrono::milliseconds relay_window{16};
+  // A room whose window ends with at least `relay_window_busy_updates`
+  // updates doubles its window, up to this; one with a quarter of them or
+  // fewer halves it, down to relay_window. A client's import costs it about
+  // the same whatever a message holds, so under heavy load fewer, larger
+  // messages keep its editors up to date; people typing never reach it.
+  std::chrono::milliseconds relay_window_max{64};
+  size_t relay_window_busy_updates = 8;
   // Threads of its own that apply the rooms' waiting updates (a busy room's
   // in batches, busy rooms in turn). 0: the thread of the frame that finds a
   // room idle applies, and keeps applying while updates come (tests).
