@@ -255,7 +255,9 @@ TEST(BinaryCodecTest, MixedScriptTextsDecodeAcrossOps) {
       const size_t len = t.len();
       const int n = 1 + static_cast<int>(rng() % (rng() % 4 == 0 ? 40 : 6));
       ASSERT_TRUE(t.insert(rng() % (len + 1), mixed_text(rng, n)).ok());
-      if (len > 4 && rng() % 3 == 0) ASSERT_TRUE(t.erase(rng() % (len - 2), 2).ok());
+      if (len > 4 && rng() % 3 == 0) {
+        ASSERT_TRUE(t.erase(rng() % (len - 2), 2).ok());
+      }
       ASSERT_TRUE(d->commit().ok());
     }
     if (round % 7 == 0) {
@@ -510,7 +512,9 @@ TEST(BinaryCodecTest, ForgedBodiesBehindAValidChecksumAreRejected) {
     for (char& c : body) c = static_cast<char>(rng());
     Doc fresh(9);
     auto st = fresh.import(frame(body));
-    if (!st.ok()) EXPECT_EQ(fresh.to_json_string(), "{}");
+    if (!st.ok()) {
+      EXPECT_EQ(fresh.to_json_string(), "{}");
+    }
   }
 }
 

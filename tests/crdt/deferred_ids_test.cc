@@ -24,7 +24,9 @@ std::string two_author_history() {
     Doc& d = i % 3 == 0 ? b : a;
     TextRef t = d.get_text("t");
     EXPECT_TRUE(t.insert(t.len() * (i % 5) / 5, "w" + std::to_string(i) + "\u00e9 ").ok());
-    if (i % 4 == 3) EXPECT_TRUE(t.erase(t.len() / 3, 2).ok());
+    if (i % 4 == 3) {
+      EXPECT_TRUE(t.erase(t.len() / 3, 2).ok());
+    }
     ListRef l = d.get_list("l");
     EXPECT_TRUE(l.insert(l.len() / 2, Value(int64_t{i})).ok());
     EXPECT_TRUE(d.commit().ok());

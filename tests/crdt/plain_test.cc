@@ -342,7 +342,9 @@ TEST(PlainStateTest, CausalImportStaysPlain) {
   Doc b(2);
   for (int i = 0; i < 50; ++i) {
     ASSERT_TRUE(t.insert(t.len() / 2, std::to_string(i)).ok());
-    if (i % 7 == 3) ASSERT_TRUE(t.erase(1, 2).ok());
+    if (i % 7 == 3) {
+      ASSERT_TRUE(t.erase(1, 2).ok());
+    }
     ASSERT_TRUE(l.insert(l.len(), Value(int64_t{i})).ok());
     ASSERT_TRUE(a.commit().ok());
     if (i % 10 == 9) {

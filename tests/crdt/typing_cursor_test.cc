@@ -47,7 +47,9 @@ TEST(TypingBuffer, KeysAtAnotherCursorStartANewOpInTheBuffer) {
         for (size_t k = 0; k < keys.size(); ++k) {
           ASSERT_TRUE(text->insert(pos + k, std::string(1, keys[k])).ok());
           const bool uncommitted = tail == 2 || (tail == 1 && k + 1 == keys.size());
-          if (!uncommitted) ASSERT_TRUE(doc->commit().ok());
+          if (!uncommitted) {
+            ASSERT_TRUE(doc->commit().ok());
+          }
           // At a commit boundary the first key is buffered, as a new op. (After
           // an uncommitted key the transaction is open and takes it.)
           if (doc == &fast && k == 0 && tail == 0) {
@@ -57,8 +59,10 @@ TEST(TypingBuffer, KeysAtAnotherCursorStartANewOpInTheBuffer) {
         }
       }
     }
-    if (tail == 0) EXPECT_EQ(fresh_seen, bursts.size());
-    if (tail == 0) EXPECT_NE(detail::CoreAccess::typing(*core).n, 0u);
+    if (tail == 0) {
+      EXPECT_EQ(fresh_seen, bursts.size());
+      EXPECT_NE(detail::CoreAccess::typing(*core).n, 0u);
+    }
     EXPECT_EQ(fast.to_json_string(), slow.to_json_string()) << tail;
     EXPECT_EQ(fast.to_json_string(), R"({"t":"t0rs1abcde3456xwyz789","u":"q-"})") << tail;
     EXPECT_EQ(testing::describe_changes(fast.changes()), testing::describe_changes(slow.changes()))

@@ -377,7 +377,9 @@ TEST(DocUndoTest, UndoIsScopedToOneAgentOnASharedDocument) {
   ASSERT_TRUE(*bob->undo());
   EXPECT_FALSE(bob->can_undo());
   EXPECT_EQ(d->get_field("ratio").ok(), before_ratio.ok());
-  if (before_ratio.ok()) EXPECT_EQ(*d->get_field("ratio"), *before_ratio);
+  if (before_ratio.ok()) {
+    EXPECT_EQ(*d->get_field("ratio"), *before_ratio);
+  }
   EXPECT_EQ(*d->get_field("filter"), Json("v1")) << "ada's state is not bob's to undo";
   EXPECT_EQ(*d->get_field("severity"), Json("src")) << "source writes are never undone";
   ASSERT_TRUE(*ada->redo());

@@ -257,8 +257,12 @@ TEST_F(WorkspaceToolsTest, ListingsEscapeNamesAndReportTypes) {
   bool exact = false;
   for (const Json& e : l["structuredContent"]["entries"]) {
     if (e["path"] == "evil\n[FILE] forged.txt") exact = e["type"] == "file";
-    if (e["path"] == "pipe") EXPECT_EQ(e["type"], "fifo");
-    if (e["path"] == "out") EXPECT_EQ(e["type"], "symlink");
+    if (e["path"] == "pipe") {
+      EXPECT_EQ(e["type"], "fifo");
+    }
+    if (e["path"] == "out") {
+      EXPECT_EQ(e["type"], "symlink");
+    }
   }
   EXPECT_TRUE(exact) << l["structuredContent"].dump();
 

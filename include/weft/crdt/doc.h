@@ -31,9 +31,9 @@ namespace weft::crdt {
 
 // Options for one commit.
 struct CommitOptions {
-  std::optional<std::string> message;  // kept per change
-  std::optional<int64_t> timestamp;    // Unix seconds; default: now if recording, else 0
-  std::string origin;                  // tag passed to events and the UndoManager
+  std::optional<std::string> message{};  // kept per change
+  std::optional<int64_t> timestamp{};    // Unix seconds; default: now if recording, else 0
+  std::string origin{};                  // tag passed to events and the UndoManager
 };
 
 // Which ops an import applied and which wait for missing dependencies.

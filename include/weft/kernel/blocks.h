@@ -359,10 +359,10 @@ struct KernelSearchResult {
 struct MemoryCreate {
   std::string label;
   std::string schema_json = R"({"type":"text"})";  // as doc::schema_from_json reads it
-  std::string description;
+  std::string description{};
   doc::MemoryPermission permission = doc::MemoryPermission::kReadWrite;
-  uint64_t char_limit = 0;  // 0: unlimited
-  std::optional<std::string> initial_text;  // Text schemas only
+  uint64_t char_limit = 0;                    // 0: unlimited
+  std::optional<std::string> initial_text{};  // Text schemas only
 };
 struct MemoryContent {
   std::string block_id;

@@ -28,9 +28,9 @@ struct WorkspaceToolsOptions {
   bool kernel = false;
   // shell_exec's enforcement level; unset: weft.toml's [shell] enforcement,
   // else strict (source/shell_hooks.h).
-  std::optional<source::Enforcement> shell_enforcement;
+  std::optional<source::Enforcement> shell_enforcement{};
   // What shell_exec asks before a command runs; empty: source::predict_shell.
-  source::ShellPredictor shell_predictor;
+  source::ShellPredictor shell_predictor{};
 };
 
 // Adds the tools in a fixed order. Errors only on a programming mistake

@@ -121,7 +121,10 @@ Result<ToolOutput> run_fs_grep(const Json& args, ToolContext& ctx) {
   ctx.progress(0, 1, "searching");
   // The scan polls the call's cancellation flag, so notifications/cancelled stops a long grep
   // within one file instead of after the whole tree.
-  fs::GrepOptions options{glob, mode == "content" ? max + 1 : kScanCap, ctx.cancel_flag()};
+  fs::GrepOptions options;
+  options.glob = glob;
+  options.max_matches = mode == "content" ? max + 1 : kScanCap;
+  options.cancel = ctx.cancel_flag();
   options.threads = 0;  // every core: the result is the same as one thread's, sooner
   if (mode != "content") options.max_line_bytes = 16;  // paths and counts only: keep little
   auto found = ws->fs().grep(pattern, base, options);

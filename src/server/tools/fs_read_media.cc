@@ -13,8 +13,10 @@ Result<ToolOutput> run_fs_read_media(const Json& args, ToolContext& ctx) {
   if (!info.ok()) return explain(info.status(), path);
   if (info->is_directory) return is_a_directory("'" + path + "' is a directory; use fs_list");
   auto too_big = [&](int64_t size) {
-    return resource_exhausted("'" + fs::display_name(path) + "' has " + std::to_string(size) +
-                              " bytes; fs_read_media returns at most 20 MiB");
+    std::string why = "'";
+    why += fs::display_name(path);
+    why += "' has " + std::to_string(size) + " bytes; fs_read_media returns at most 20 MiB";
+    return resource_exhausted(why);
   };
   if (info->size_bytes > kMaxMediaBytes) return too_big(info->size_bytes);
   // One byte over the cap at most: a file that grew since the stat is not loaded whole.
