@@ -195,6 +195,19 @@ test('two pages and an agent edit one file; file, editors and history agree', { 
     return text.includes('agent:') && /human:|web|ada|bob/.test(text) ? text : false;
   });
   assert.ok(authors.includes('agent:'));
+
+  // A change applied as one replace of the whole text (as loro-codemirror
+  // applies a Loro "checkout" event) leaves the cursor where its text went,
+  // not at the start of the file, or the next keystrokes land there.
+  const head = await a.evaluate(async () => {
+    const { view } = window.weft;
+    view.dispatch({ selection: { anchor: 5 } });
+    const text = view.state.doc.toString();
+    view.dispatch({ changes: { from: 0, to: text.length, insert: `${text}(end)` } });
+    await new Promise((r) => setTimeout(r, 0));
+    return view.state.selection.main.head;
+  });
+  assert.equal(head, 5, 'a whole-text replace moved the cursor');
   await a.screenshot({ path: path.join(SHOTS, 'edit-two-pages.png') });
   await a.browserContext().close(); await b.browserContext().close();
 });

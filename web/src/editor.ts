@@ -3,7 +3,7 @@
 // remote cursors and names over the ephemeral room, and the history panel.
 import { defaultKeymap } from "@codemirror/commands";
 import { searchKeymap, highlightSelectionMatches } from "@codemirror/search";
-import { EditorState } from "@codemirror/state";
+import { ChangeSet, EditorState, type Extension } from "@codemirror/state";
 import {
   drawSelection,
   EditorView,
@@ -22,6 +22,43 @@ import { bytesText, h, historyHref, link, notice } from "./dom";
 import { historyPanel } from "./views";
 
 const kColours = 6;
+
+// loro-codemirror applies some remote changes (a Loro "checkout" event) as one
+// replace of the whole text, which sends the cursor to the start of the file
+// while the person types. After such a replace the selection goes back to where
+// the text around it went: mapped through the part that actually differs.
+function keepSelectionOnWholeReplace(): Extension {
+  return EditorView.updateListener.of((u) => {
+    const before = u.startState.doc;
+    if (!u.docChanged || before.length === 0) return;
+    let changes = 0;
+    let whole = false;
+    u.changes.iterChanges((fromA, toA) => {
+      ++changes;
+      whole = fromA === 0 && toA === before.length;
+    });
+    if (changes !== 1 || !whole) return;
+    const a = before.toString();
+    const b = u.state.doc.toString();
+    const most = Math.min(a.length, b.length);
+    let prefix = 0;
+    while (prefix < most && a.charCodeAt(prefix) === b.charCodeAt(prefix)) ++prefix;
+    let suffix = 0;
+    while (suffix < most - prefix && a.charCodeAt(a.length - 1 - suffix) === b.charCodeAt(b.length - 1 - suffix)) {
+      ++suffix;
+    }
+    const differs = ChangeSet.of(
+      { from: prefix, to: a.length - suffix, insert: b.slice(prefix, b.length - suffix) },
+      a.length,
+    );
+    const selection = u.startState.selection.map(differs);
+    if (selection.eq(u.state.selection)) return;
+    // (A view cannot dispatch while it updates.)
+    queueMicrotask(() => {
+      if (u.view.state.doc === u.state.doc) u.view.dispatch({ selection });
+    });
+  });
+}
 
 function colourClass(name: string): string {
   let n = 0;
@@ -165,6 +202,7 @@ export async function editView(main: HTMLElement, path: string): Promise<EditorS
         highlightActiveLine(),
         highlightSelectionMatches(),
         EditorView.lineWrapping,
+        keepSelectionOnWholeReplace(),
         EditorState.readOnly.of(readOnly),
         EditorView.contentAttributes.of({ "aria-label": `Text of ${path}` }),
         keymap.of([
