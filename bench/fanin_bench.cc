@@ -112,7 +112,8 @@ std::optional<Run> run(const Options& o, int lag_ms, bool keep) {
       auto text = view.get_text("content");
       const size_t len = text.len();
       const size_t pos = len * static_cast<size_t>((n * 7919) % 1009) / 1009;
-      if (!text.insert(pos, "#" + std::to_string(n) + ";").ok() || !view.commit().ok())
+      const std::string marker = std::to_string(n);
+      if (!text.insert(pos, "#" + marker + ";").ok() || !view.commit().ok())
         return std::nullopt;
       sent.push_back({t, peer % o.views, view.export_loro_updates(from)});
     }

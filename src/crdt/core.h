@@ -89,8 +89,11 @@ struct TestOptions {
   // later op of the import a little lower still fits (tests: 0, the edge).
   size_t partial_skip_margin = 1024;
   // A concurrent op whose partial replay would replay at least this many
-  // changes gets the whole tracker instead, kept for good (begin_partial).
+  // changes gets the whole tracker instead, kept for good (begin_partial),
+  // unless the text or list holds more than keep_tracker_max_units units: a
+  // tracker takes tens of bytes per unit, a plain state a few.
   size_t keep_tracker_changes = 256;
+  size_t keep_tracker_max_units = size_t{1} << 20;
   // Verify the tracker's prepare state from scratch before every sequence op
   // (Seq::check_prepare; O(elements) per op).
   bool check_tracker = false;

@@ -122,7 +122,8 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int6
   // many changes (not one long paste) gives the container its whole tracker,
   // kept: from then on a concurrent op costs only the moves between its
   // version and the last.
-  if (&s == state.get() && spans.size() >= test_.keep_tracker_changes) {
+  if (&s == state.get() && spans.size() >= test_.keep_tracker_changes &&
+      cs.plain()->visible_units() <= test_.keep_tracker_max_units) {
     WEFT_RETURN_IF_ERROR(materialize(s));
     SeqState& whole = s.containers[idx]->sequence();
     if (whole.is_temporary()) whole.keep_tracker();

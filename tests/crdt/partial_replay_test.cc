@@ -180,10 +180,13 @@ RC_GTEST_PROP(PartialReplay, MatchesTheWholeTracker, ()) {
 // edits late never share a version again, so a partial replay would reach
 // back to the start of the history at every import. The room's text keeps
 // its whole tracker after the first long replay, stays equal to a doc that
-// only ever uses the whole tracker, and takes local edits after.
+// only ever uses the whole tracker, and takes local edits after. A text
+// longer than keep_tracker_max_units keeps its plain state all the same.
 TEST(PartialReplayTest, EditorsWhoMergeLateKeepTheWholeTracker) {
-  Doc room(7), whole(8);
+  Doc room(7), whole(8), capped(9);
   test_options(room).keep_tracker_changes = 16;
+  test_options(capped).keep_tracker_changes = 16;
+  test_options(capped).keep_tracker_max_units = 10;
   test_options(whole).partial_enabled = false;
   Doc group[2] = {Doc(1), Doc(2)};
   std::vector<std::pair<int, std::string>> sent;  // (group, update)
@@ -209,13 +212,17 @@ TEST(PartialReplayTest, EditorsWhoMergeLateKeepTheWholeTracker) {
       for (; delivered < sent.size(); ++delivered) {
         ASSERT_TRUE(room.import(sent[delivered].second).ok());
         ASSERT_TRUE(whole.import(sent[delivered].second).ok());
+        ASSERT_TRUE(capped.import(sent[delivered].second).ok());
       }
       ASSERT_EQ(room.to_json_string(), whole.to_json_string()) << n;
+      ASSERT_EQ(capped.to_json_string(), whole.to_json_string()) << n;
     }
   }
   const detail::PartialStats& stats = room.core()->partial_stats();
   EXPECT_EQ(stats.kept, 1u);
   EXPECT_FALSE(is_plain(room, text_id));
+  EXPECT_EQ(capped.core()->partial_stats().kept, 0u);
+  EXPECT_TRUE(is_plain(capped, text_id));
   testing::check_doc(room);
   ASSERT_TRUE(room.get_text("t").insert(3, "local").ok());
   ASSERT_TRUE(whole.get_text("t").insert(3, "local").ok());
