@@ -95,6 +95,22 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int6
   size_t deleted = 0, inserted = 0;
   int64_t low = op_low;
   changes_past(base, s.vv, past);
+
+  // Editors who keep typing while they merge each other's edits late never
+  // share a version again: each concurrent op's base then lowers to the last
+  // moment they did, and the replay grows with the history. A replay of that
+  // many changes (not one long paste) gives the container its whole tracker,
+  // kept: from then on a concurrent op costs only the moves between its
+  // version and the last.
+  if (&s == state.get() && past.size() >= test_.keep_tracker_changes &&
+      cs.plain()->visible_units() <= test_.keep_tracker_max_units) {
+    WEFT_RETURN_IF_ERROR(materialize(s));
+    SeqState& whole = s.containers[idx]->sequence();
+    if (whole.is_temporary()) whole.keep_tracker();
+    ++partial_stats_.kept;
+    return Status();
+  }
+
   std::sort(past.begin(), past.end());  // replayed in the log's (topological) order
   spans.reserve(past.size());
   for (const uint32_t i : past) {
@@ -114,21 +130,6 @@ Status DocCore::begin_partial(State& s, uint32_t idx, const DenseVv& op_vv, int6
         inserted += static_cast<size_t>(b - a);
       low = std::min(low, partial_low(op, a - op.counter, b - a));
     }
-  }
-
-  // Editors who keep typing while they merge each other's edits late never
-  // share a version again: each concurrent op's base then lowers to the last
-  // moment they did, and the replay grows with the history. A replay of that
-  // many changes (not one long paste) gives the container its whole tracker,
-  // kept: from then on a concurrent op costs only the moves between its
-  // version and the last.
-  if (&s == state.get() && spans.size() >= test_.keep_tracker_changes &&
-      cs.plain()->visible_units() <= test_.keep_tracker_max_units) {
-    WEFT_RETURN_IF_ERROR(materialize(s));
-    SeqState& whole = s.containers[idx]->sequence();
-    if (whole.is_temporary()) whole.keep_tracker();
-    ++partial_stats_.kept;
-    return Status();
   }
 
   // The base units before `skip` are left out (see PartialTracker::skip).

@@ -288,7 +288,7 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
   // import failed and the held ones are back; apply it alone). The update is
   // then not relayed by the caller: the publisher sends it with them.
   // `info`: the update's needs, read here (outside the lock) when the room
-  // holds updates, and kept for the caller.
+  // holds updates and the caller has not read them, and kept for the caller.
   std::optional<Result<bool>> apply_with_held(kernel::Kernel& k, const std::string& block_id,
                                               std::string_view update,
                                               std::string_view identity,
@@ -297,7 +297,7 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
       std::lock_guard lock(mu);
       if (!held.count(block_id)) return std::nullopt;
     }
-    info = crdt::inspect_loro_update(update);
+    if (!info) info = crdt::inspect_loro_update(update);
     if (!info->ok()) return std::nullopt;
     std::vector<Held> due;
     {
@@ -398,6 +398,37 @@ struct KernelSyncBackend::Impl : std::enable_shared_from_this<Impl> {
     }
     if (r->changed) retry_held(k, block_id);
     return out;
+  }
+
+  // KernelSyncBackend::apply on kernel `k`; `info`: the update's needs when
+  // the caller has read them (else read here only when needed).
+  Result<bool> apply_one(kernel::Kernel& k, const std::string& block_id, std::string_view update,
+                         std::string_view identity,
+                         std::optional<Result<crdt::LoroUpdateInfo>> info) {
+    if (auto with_held = apply_with_held(k, block_id, update, identity, info)) {
+      return *std::move(with_held);
+    }
+    auto applied = apply_relayed(k, block_id, update, identity);
+    if (!applied.ok()) return applied.status();
+    if (applied->waiting) {
+      // Not relayed now: the publisher sends it once it applies.
+      if (!info) info = crdt::inspect_loro_update(update);
+      if (!info->ok()) {
+        return invalid_argument("not a Loro update of this block: " +
+                                std::string(info->status().message()));
+      }
+      Held h{std::string(update), std::string(identity), std::move((*info)->needs),
+             std::move((*info)->end), {}, {}};
+      std::lock_guard lock(mu);
+      if (!hold_locked(block_id, std::move(h), applied->version_before)) {
+        return invalid_argument(
+            "the update depends on changes this block does not have, and too many updates "
+            "already wait for theirs; rejoin to catch up");
+      }
+      return false;
+    }
+    if (applied->changed) retry_held(k, block_id);
+    return applied->changed;
   }
 
   // A dirty room whose publishing need not wait. Caller holds mu.
@@ -509,46 +540,22 @@ Result<bool> KernelSyncBackend::apply(const sync::RoomKey& room, std::string_vie
                                       std::string_view identity) {
   kernel::Kernel* k = impl_->current();
   if (!k) return unavailable("the workspace kernel runs in another weft process");
-  std::optional<Result<crdt::LoroUpdateInfo>> info;  // read once, when needed
-  if (auto with_held = impl_->apply_with_held(*k, room.room_id, update, identity, info)) {
-    return *std::move(with_held);
-  }
-  auto applied = impl_->apply_relayed(*k, room.room_id, update, identity);
-  if (!applied.ok()) return applied.status();
-  if (applied->waiting) {
-    // Not relayed now: the publisher sends it once it applies.
-    if (!info) info = crdt::inspect_loro_update(update);
-    if (!info->ok()) {
-      return invalid_argument("not a Loro update of this block: " +
-                              std::string(info->status().message()));
-    }
-    Held h{std::string(update), std::string(identity), std::move((*info)->needs),
-           std::move((*info)->end), {}, {}};
-    std::lock_guard lock(impl_->mu);
-    if (!impl_->hold_locked(room.room_id, std::move(h), applied->version_before)) {
-      return invalid_argument(
-          "the update depends on changes this block does not have, and too many updates "
-          "already wait for theirs; rejoin to catch up");
-    }
-    return false;
-  }
-  if (applied->changed) impl_->retry_held(*k, room.room_id);
-  return applied->changed;
+  return impl_->apply_one(*k, room.room_id, update, identity, std::nullopt);
 }
 
 std::vector<Result<bool>> KernelSyncBackend::apply_batch(const sync::RoomKey& room,
                                                          const std::vector<Incoming>& updates) {
   std::vector<std::optional<Result<bool>>> results(updates.size());
+  // Each update's needs, read once (the updates applied alone reuse them).
+  std::vector<std::optional<Result<crdt::LoroUpdateInfo>>> infos(updates.size());
   kernel::Kernel* k = impl_->current();
   if (k && updates.size() > 1) {
     // The updates that the block's version (as the last apply saw it) and
     // the batch's other such updates cover go in together, one import per
     // person; the others (their dependencies are not here yet) one by one,
     // as apply takes them.
-    std::vector<std::optional<crdt::LoroUpdateInfo>> infos(updates.size());
     for (size_t i = 0; i < updates.size(); ++i) {
-      auto info = crdt::inspect_loro_update(updates[i].update);
-      if (info.ok()) infos[i] = std::move(info).value();
+      infos[i] = crdt::inspect_loro_update(updates[i].update);
     }
     crdt::VersionVector v;
     {
@@ -559,9 +566,9 @@ std::vector<Result<bool>> KernelSyncBackend::apply_batch(const sync::RoomKey& ro
     for (int round = 0; round < kDueRounds; ++round) {
       bool progress = false;
       for (size_t i = 0; i < updates.size(); ++i) {
-        if (ready[i] || !infos[i] || !v.includes(infos[i]->needs)) continue;
+        if (ready[i] || !infos[i]->ok() || !v.includes((*infos[i])->needs)) continue;
         ready[i] = 1;
-        v.merge(infos[i]->end);
+        v.merge((*infos[i])->end);
         progress = true;
       }
       if (!progress) break;
@@ -575,7 +582,7 @@ std::vector<Result<bool>> KernelSyncBackend::apply_batch(const sync::RoomKey& ro
         if (!ready[j] || grouped[j] || updates[j].identity != updates[i].identity) continue;
         grouped[j] = true;
         at.push_back(j);
-        ends.push_back(&infos[j]->end);
+        ends.push_back(&(*infos[j])->end);
       }
       if (at.size() < 2) continue;
       if (auto run = impl_->apply_run(*k, room.room_id, updates, at, ends)) {
@@ -586,7 +593,11 @@ std::vector<Result<bool>> KernelSyncBackend::apply_batch(const sync::RoomKey& ro
   std::vector<Result<bool>> out;
   out.reserve(updates.size());
   for (size_t i = 0; i < updates.size(); ++i) {
-    if (!results[i]) results[i] = apply(room, updates[i].update, updates[i].identity);
+    if (!results[i]) {
+      results[i] = k ? impl_->apply_one(*k, room.room_id, updates[i].update, updates[i].identity,
+                                        std::move(infos[i]))
+                     : apply(room, updates[i].update, updates[i].identity);
+    }
     out.push_back(std::move(*results[i]));
   }
   return out;

@@ -197,7 +197,7 @@ struct Room {
   std::vector<Outgoing> outbox;
   size_t outbox_bytes = 0;
   Clock::time_point last_relay{};
-  Clock::duration window{-1};  // the relay window now (see relay_window_max); <0: not set
+  Clock::duration window{};  // the relay window now: relay_window at first, see relay_window_max
   bool flush_scheduled = false;
 };
 
@@ -280,20 +280,13 @@ struct SyncRooms::Impl {
     if (c.closed) return false;
     if (join_reply) {
       c.exempt += bytes;
-    } else if (!fits_locked(c, bytes)) {
+    } else if (c.outbound + bytes > opt.max_outbound_bytes + c.exempt) {
+      slow_closes.fetch_add(1, std::memory_order_relaxed);
+      close_conn_locked(c, kCloseSlowConsumer, "slow consumer: too many unsent bytes");
       return false;
     }
     c.outbound += bytes;
     return true;
-  }
-
-  // Whether `bytes` more fit under c's outbound cap; closes the connection
-  // when not.
-  bool fits_locked(Conn& c, size_t bytes) {
-    if (c.outbound + bytes <= opt.max_outbound_bytes + c.exempt) return true;
-    slow_closes.fetch_add(1, std::memory_order_relaxed);
-    close_conn_locked(c, kCloseSlowConsumer, "slow consumer: too many unsent bytes");
-    return false;
   }
 
   // Sends frames in order; false when the connection is (now) closed.
@@ -342,12 +335,7 @@ struct SyncRooms::Impl {
   // Whether the room relays at once: it relayed nothing within the window.
   bool relays_now_locked(const Room& room, Clock::time_point t) const {
     return opt.relay_window.count() <= 0 ||
-           (room.outbox.empty() && t - room.last_relay >= window_of(room));
-  }
-
-  Clock::duration window_of(const Room& room) const {
-    if (room.window.count() >= 0) return room.window;
-    return std::chrono::duration_cast<Clock::duration>(opt.relay_window);
+           (room.outbox.empty() && t - room.last_relay >= room.window);
   }
 
   // After a window that ended with `updates` relayed: a busy room's window
@@ -357,11 +345,10 @@ struct SyncRooms::Impl {
     const auto least = std::chrono::duration_cast<Clock::duration>(opt.relay_window);
     const auto most = std::max(
         least, std::chrono::duration_cast<Clock::duration>(opt.relay_window_max));
-    const Clock::duration w = window_of(room);
     if (updates >= opt.relay_window_busy_updates) {
-      room.window = std::min(most, w * 2);
+      room.window = std::min(most, room.window * 2);
     } else if (updates * 4 <= opt.relay_window_busy_updates) {
-      room.window = std::max(least, w / 2);
+      room.window = std::max(least, room.window / 2);
     }
   }
 
@@ -401,7 +388,7 @@ struct SyncRooms::Impl {
     if (room->outbox_bytes >= kMaxOutboxBytes) return flush_outbox_locked(*room);
     if (room->flush_scheduled || room->outbox.empty()) return;
     room->flush_scheduled = true;
-    const Clock::duration window = window_of(*room);
+    const Clock::duration window = room->window;
     const auto left = std::clamp<Clock::duration>(window - (t - room->last_relay),
                                                   Clock::duration::zero(), window);
     {
@@ -437,16 +424,27 @@ struct SyncRooms::Impl {
     if (opt.relay_window.count() > 0) adapt_window_locked(room, out.size());
     std::set<ConnectionId> senders;
     for (const auto& o : out) senders.insert(o.from);
-    const std::vector<std::string> shared = outbox_frames(room, out, 0);
+    std::optional<std::vector<std::string>> shared;  // for the members who sent none
     for (auto it = room.members.begin(); it != room.members.end();) {
       bool alive = true;
       if (!senders.count(it->first)) {
-        alive = deliver(*it->second.conn, shared);
+        if (!shared) shared = outbox_frames(room, out, 0);
+        alive = deliver(*it->second.conn, *shared);
       } else if (auto own = outbox_frames(room, out, it->first); !own.empty()) {
         alive = deliver(*it->second.conn, std::move(own));
       }
       it = alive ? std::next(it) : room.members.erase(it);  // closed: it gets nothing more
     }
+  }
+
+  // Sends an update too large for one frame, as `fragments`, to the members
+  // but `from`: it cannot wait for the window, so what waits goes first and
+  // the room's order holds. Returns how many members it goes to. Caller
+  // holds room.mu.
+  size_t send_fragments_locked(Room& room, const std::vector<std::string>& fragments,
+                               ConnectionId from) {
+    flush_outbox_locked(room);
+    return fan_out(room, fragments, from);
   }
 
   void run_flusher() {
@@ -529,6 +527,7 @@ struct SyncRooms::Impl {
                                 " rooms open, its limit");
     }
     auto room = std::make_shared<Room>(key);
+    room->window = std::chrono::duration_cast<Clock::duration>(opt.relay_window);
     rooms.emplace(key, room);
     return room;
   }
@@ -779,9 +778,7 @@ struct SyncRooms::Impl {
       } else if (auto fs = encode_update_frames(key.crdt, key.room_id, accepted[i].front(),
                                                 in.batch_id);
                  fs.ok()) {
-        // Too large to wait: what waits goes first, keeping the room's order.
-        flush_outbox_locked(*room);
-        fan_out(*room, *fs, in.conn->id);
+        send_fragments_locked(*room, *fs, in.conn->id);
       }
     }
     release_outbox_locked(room, t, at_once);
@@ -1163,8 +1160,7 @@ size_t SyncRooms::publish(const RoomKey& key, std::string_view update) {
   if (fragments.empty()) {
     return impl_->relay_updates(room, 0, {std::string(update)}, fresh_batch_id());
   }
-  impl_->flush_outbox_locked(*room);
-  return impl_->fan_out(*room, fragments, 0);
+  return impl_->send_fragments_locked(*room, fragments, 0);
 }
 
 size_t SyncRooms::evict(const RoomKey& key, RoomErrorCode code, std::string_view message) {
